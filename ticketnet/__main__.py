@@ -1,0 +1,119 @@
+"""Command line: `python -m ticketnet {synth,train,predict,bench}`; errors print one line and exit non-zero."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from ticketnet.data import data_dir
+    from ticketnet.synth import write_splits
+
+    paths = write_splits(Path(args.out) if args.out else data_dir(), seed=args.seed)
+    for split, path in paths.items():
+        print(f"{split}: {path}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ticketnet.train import TrainConfig, train
+
+    cfg = TrainConfig(seed=args.seed, epochs=args.epochs, threads=args.threads)
+    card = train(Path(args.data) if args.data else None, Path(args.out) if args.out else None, cfg)
+    t = card["metrics"]["test"]
+    print(f"best epoch {card['train']['best_epoch']}: test accuracy {t['accuracy']:.4f}, "
+          f"hard slice {t.get('hard_accuracy', float('nan')):.4f}, ECE {t['ece']:.4f}")
+    return 0
+
+
+def _predict(args: argparse.Namespace) -> int:
+    import torch
+
+    from ticketnet.atomic import write_atomic
+    from ticketnet.predict import format_single, open_input, predict_stream
+    from ticketnet.router import Router
+
+    torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    router = Router.load(args.weights)
+    if args.text is not None:
+        report, notes = format_single(router, args.text)
+        print(report)
+        for note in notes:
+            print(note, file=sys.stderr)
+        return 0
+    stream, source = open_input(args.csv)
+    with stream:
+        if args.out:
+            import io
+
+            buf = io.StringIO()
+            stats = predict_stream(router, stream, buf, source, args.batch_size)
+            write_atomic(args.out, buf.getvalue().encode("utf-8"))
+        else:
+            stats = predict_stream(router, stream, sys.stdout, source, args.batch_size)
+    if stats["truncated"]:
+        print(f"note: {stats['truncated']} of {stats['tickets']} tickets were longer than "
+              f"{router.max_len} tokens and were truncated (column 'truncated')", file=sys.stderr)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from ticketnet.bench import main as bench_main
+
+    return bench_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ticketnet.data import WEIGHTS
+
+    parser = argparse.ArgumentParser(prog="python -m ticketnet", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("synth", help="write data/train.csv, valid.csv, test.csv from the fixed-seed generator")
+    p.add_argument("--out", help="folder to write to (default: the shipped data/)")
+    p.add_argument("--seed", type=int, default=20261129)
+    p.set_defaults(func=_synth)
+
+    p = sub.add_parser("train", help="train the router and write weights/ atomically")
+    p.add_argument("--data", help="folder with train/valid/test.csv (default: data/)")
+    p.add_argument("--out", help="folder for router.pt, vocab.json, router.json (default: weights/)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=16)
+    p.add_argument("--threads", type=int, default=2)
+    p.set_defaults(func=_train)
+
+    p = sub.add_parser("predict", help="route tickets: a ticket_id,text CSV (file or stdin) or --text")
+    p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")
+    p.add_argument("--text", help="route this one ticket and print the team probabilities")
+    p.add_argument("--out", help="write the CSV here (atomically) instead of stdout")
+    p.add_argument("--weights", default=os.environ.get("TICKETNET_WEIGHTS", str(WEIGHTS)))
+    p.add_argument("--batch-size", type=int, default=512)
+    p.set_defaults(func=_predict)
+
+    p = sub.add_parser("bench", help="measure the hot paths side by side and write a JSON report")
+    p.add_argument("--quick", action="store_true", help="CI-sized run")
+    p.add_argument("--out", default="bench.json", help="JSON report path")
+    p.set_defaults(func=_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("ticketnet: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except (ValueError, OSError, ImportError) as exc:  # DataError and WeightsError are ValueErrors
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"ticketnet {args.command}: error: {message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Run the router block by block with the from-scratch MultiHead, cache every internal by name, and check it against PyTorch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ticketnet.attention import MultiHead, padding_mask
+from ticketnet.model import TinyTransformer
+from ticketnet.router import Encoded, Router
+from ticketnet.text import PAD_ID
+
+
+def run_with_cache(model: TinyTransformer, ids: Tensor, is_pad: Tensor | None = None,
+                   head_mask: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+    """Logits (B, teams) computed with the from-scratch attention, and a cache of named internals.
+
+    Names follow TransformerLens: `embed` (B, n, d), `blocks.{i}.resid_pre`, `blocks.{i}.ln1`,
+    `blocks.{i}.attn.pattern` (B, h, n, n), `blocks.{i}.attn.out`, `blocks.{i}.resid_mid`,
+    `blocks.{i}.resid_post`, `pooled` (B, d). `head_mask` (n_blocks, h) scales each head's output
+    (0 removes the head). Run under torch.no_grad()/inference_mode unless gradients are wanted.
+    """
+    if model.training:
+        raise ValueError("run_with_cache reads a model in eval mode (dropout off); call model.eval() first")
+    is_pad = ids.eq(PAD_ID) if is_pad is None else is_pad
+    x = model.embeddings(ids)                                          # (B, n, d)
+    mask = padding_mask(is_pad, x.dtype)                               # (B, 1, 1, n)
+    cache: dict[str, Tensor] = {"embed": x}
+    for i, layer in enumerate(model.blocks.layers):
+        heads = MultiHead.from_torch(layer.self_attn)
+        a = layer.norm1(x)                                             # pre-norm: normalise, then attend
+        attn_out, pattern = heads(a, a, mask, None if head_mask is None else head_mask[i])
+        mid = x + attn_out                                             # (B, n, d) first residual
+        post = mid + layer.linear2(layer.activation(layer.linear1(layer.norm2(mid))))
+        cache.update({f"blocks.{i}.resid_pre": x, f"blocks.{i}.ln1": a, f"blocks.{i}.attn.pattern": pattern,
+                      f"blocks.{i}.attn.out": attn_out, f"blocks.{i}.resid_mid": mid, f"blocks.{i}.resid_post": post})
+        x = post
+    cache["pooled"] = model.pool(x, is_pad)                            # (B, d)
+    return model.head(cache["pooled"]), cache
+
+
+@torch.no_grad()
+def torch_differences(model: TinyTransformer, ids: Tensor, is_pad: Tensor, cache: dict[str, Tensor],
+                      logits: Tensor) -> dict[str, float]:
+    """Largest |from-scratch − PyTorch| per block (attention weights, attention output, block output) and for
+    the logits, over real (non-padding) query rows, with PyTorch's own layers fed the same block inputs."""
+    real = ~is_pad                                                     # (B, n)
+    diffs: dict[str, float] = {}
+    for i, layer in enumerate(model.blocks.layers):
+        x, a = cache[f"blocks.{i}.resid_pre"], cache[f"blocks.{i}.ln1"]
+        out_pt, w_pt = layer.self_attn(a, a, a, key_padding_mask=is_pad, need_weights=True,
+                                       average_attn_weights=False)
+        post_pt = layer(x, src_key_padding_mask=is_pad)
+        w_ours = cache[f"blocks.{i}.attn.pattern"]
+        diffs[f"blocks.{i}.attn.pattern"] = (w_ours - w_pt).abs().amax(dim=(1, 3))[real].max().item()
+        diffs[f"blocks.{i}.attn.out"] = (cache[f"blocks.{i}.attn.out"] - out_pt).abs().amax(-1)[real].max().item()
+        diffs[f"blocks.{i}.resid_post"] = (cache[f"blocks.{i}.resid_post"] - post_pt).abs().amax(-1)[real].max().item()
+    diffs["logits"] = (logits - model(ids, is_pad)).abs().max().item()
+    return diffs
+
+
+@dataclass
+class Inspection:
+    """Everything the dashboard shows about one ticket's forward pass."""
+
+    encoded: Encoded
+    probs: Tensor            # (teams,)
+    patterns: Tensor         # (n_blocks, h, n, n) from-scratch attention weights
+    block_outputs: Tensor    # (n_blocks, n, d)
+    differences: dict[str, float]
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.encoded.tokens
+
+    @property
+    def predicted(self) -> int:
+        return int(self.probs.argmax())
+
+    @property
+    def max_difference(self) -> float:
+        return max(self.differences.values())
+
+
+@torch.inference_mode()
+def inspect_ticket(router: Router, text: str) -> Inspection:
+    """Route one ticket with the from-scratch attention and compare every block with PyTorch's."""
+    enc = router.encode(text)
+    ids = torch.tensor([enc.ids])
+    is_pad = torch.zeros_like(ids, dtype=torch.bool)
+    logits, cache = run_with_cache(router.model, ids, is_pad)
+    n_blocks = router.model.config.n_blocks
+    return Inspection(
+        encoded=enc,
+        probs=torch.softmax(logits[0], dim=-1),
+        patterns=torch.stack([cache[f"blocks.{i}.attn.pattern"][0] for i in range(n_blocks)]),
+        block_outputs=torch.stack([cache[f"blocks.{i}.resid_post"][0] for i in range(n_blocks)]),
+        differences=torch_differences(router.model, ids, is_pad, cache, logits),
+    )
