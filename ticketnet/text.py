@@ -23,6 +23,18 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets in `text` of each token `tokenize(text)` returns, in order."""
+    if not isinstance(text, str):
+        raise TypeError(f"token_spans expects a str, got {type(text).__name__}")
+    # Lowercasing can change a string's length (e.g. 'İ' becomes two code points), so match the original
+    # text and refuse the rare text whose tokens would then differ from what the model reads.
+    spans = [m.span() for m in _TOKEN.finditer(text)]
+    if len(spans) != len(tokenize(text)):
+        raise ValueError("this text tokenizes differently once lowercased; offsets are not available")
+    return spans
+
+
 class Vocab:
     """Token <-> id table built from training texts: `<pad>`=0, `<unk>`=1, then by frequency, ties alphabetical."""
 

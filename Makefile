@@ -1,0 +1,39 @@
+# The two commands of the README: `make run` starts the dashboard, `make test` runs the whole suite.
+# Each creates .venv and installs what it needs on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8501
+
+.PHONY: run test test-fast bench load-test chromium clean
+
+run: $(VENV)/.run-deps
+	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT)
+
+test: $(VENV)/.dev-deps chromium
+	$(BIN)/python -m pytest
+
+test-fast: $(VENV)/.dev-deps
+	$(BIN)/python -m pytest -m "not browser"
+
+bench: $(VENV)/.run-deps
+	$(BIN)/python -m ticketnet bench
+
+$(VENV)/.run-deps: requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-deps: $(VENV)/.run-deps requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+# The end-to-end test drives Debian's Chromium (browser downloads are impossible here).
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "note: chromium is not installed; the browser test will skip (install Debian's chromium to run it)"; fi
+
+clean:
+	rm -rf $(VENV) .pytest_cache artifacts
