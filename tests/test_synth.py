@@ -1,0 +1,151 @@
+"""The synthetic ticket generator: determinism, the shipped CSVs, evidence spans, the fixed ticket, shares."""
+
+import random
+import re
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ticketnet.data import TEAMS, load_split
+from ticketnet.synth import (AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, HARD_PATTERNS, INTENTS,
+                             MAX_TOKENS, PATTERNS, SHORT, SPLITS, generate, main, to_csv, write_splits)
+from ticketnet.text import tokenize
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+SMALL = (300, 50, 50)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, list[dict]]:
+    return {split: load_split(DATA / f"{split}.csv") for split in SPLITS}
+
+
+@pytest.fixture(scope="module")
+def rows(shipped) -> list[dict]:
+    return [row for split in SPLITS for row in shipped[split]]
+
+
+def test_generate_is_deterministic_and_depends_on_the_seed():
+    assert generate(7, SMALL) == generate(7, SMALL)
+    assert generate(7, SMALL) != generate(8, SMALL)
+
+
+def test_generate_leaves_the_global_rng_alone():
+    random.seed(123)
+    state = random.getstate()
+    first = generate(5, SMALL)
+    assert random.getstate() == state
+    random.seed(999)
+    assert generate(5, SMALL) == first
+
+
+def test_generate_honours_sizes_and_always_ships_the_fixed_ticket():
+    splits = generate(11, SMALL)
+    assert [len(splits[s]) for s in SPLITS] == list(SMALL)
+    assert FIXED_ROW in splits["valid"]
+    assert all(list(row) == list(COLUMNS) for split in SPLITS for row in splits[split])
+    with pytest.raises(ValueError):
+        generate(1, (10, -1, 5))
+
+
+def test_shipped_files_equal_a_fresh_generation(shipped):
+    fresh = generate()
+    assert [len(shipped[s]) for s in SPLITS] == list(DEFAULT_SIZES)
+    for split in SPLITS:
+        assert shipped[split] == fresh[split], f"data/{split}.csv is stale: rerun `python -m ticketnet synth`"
+        assert (DATA / f"{split}.csv").read_bytes() == to_csv(fresh[split])
+
+
+def test_shipped_files_have_the_columns_in_order_and_plain_line_endings():
+    for split in SPLITS:
+        raw = (DATA / f"{split}.csv").read_bytes()
+        assert raw.decode("utf-8").split("\n", 1)[0] == ",".join(COLUMNS)
+        assert b"\r" not in raw
+
+
+def test_evidence_pieces_occur_literally_in_the_text(rows):
+    for row in rows:
+        if row["pattern"] == "noisy":
+            assert row["evidence"] == "", row["ticket_id"]
+            continue
+        pieces = row["evidence"].split("|")
+        assert pieces and all(pieces), row["ticket_id"]
+        for piece in pieces:
+            assert piece in row["text"], (row["ticket_id"], piece)
+
+
+def test_fixed_ticket_is_in_valid_only_and_has_30_tokens(shipped, rows):
+    matches = [row for row in rows if row["ticket_id"] == FIXED_ID]
+    assert matches == [FIXED_ROW]
+    assert FIXED_ROW in shipped["valid"]
+    assert len(tokenize(FIXED_ROW["text"])) == 30
+    assert all(row["text"] != FIXED_ROW["text"] for split in ("train", "test") for row in shipped[split])
+
+
+def test_similar_tickets_to_the_fixed_one_are_in_train(shipped):
+    similar = [r for r in shipped["train"] if r["team"] == "payments" and r["pattern"] == "negated"
+               and r["distractor"] in ("delivery", "returns")]
+    assert len(similar) >= 100
+
+
+def test_ticket_ids_are_well_formed_and_unique_across_splits(rows):
+    ids = [row["ticket_id"] for row in rows]
+    assert all(re.fullmatch(r"T-[1-9]\d{4}", tid) for tid in ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_no_text_appears_twice(rows):
+    texts = [row["text"] for row in rows]
+    assert len(set(texts)) == len(texts)
+
+
+def test_token_lengths_span_one_liners_to_long_rambles(rows):
+    lengths = [len(tokenize(row["text"])) for row in rows]
+    assert min(lengths) <= 8
+    assert 150 <= max(lengths) <= MAX_TOKENS == 200
+    assert 25 <= statistics.median(lengths) <= 50
+
+
+def test_pattern_and_distractor_agree(rows):
+    for row in rows:
+        assert row["team"] in TEAMS and row["pattern"] in PATTERNS, row["ticket_id"]
+        if row["pattern"] in HARD_PATTERNS:
+            assert row["distractor"] in TEAMS and row["distractor"] != row["team"], row["ticket_id"]
+        else:
+            assert row["distractor"] == "", row["ticket_id"]
+
+
+def test_pattern_shares(rows):
+    share = {p: n / len(rows) for p, n in Counter(row["pattern"] for row in rows).items()}
+    assert 0.20 <= sum(share[p] for p in HARD_PATTERNS) <= 0.25
+    assert 0.02 <= share["noisy"] <= 0.03
+    assert all(share[p] >= 0.03 for p in HARD_PATTERNS)
+
+
+def test_classes_are_roughly_balanced(shipped):
+    for split in SPLITS:
+        counts = Counter(row["team"] for row in shipped[split])
+        assert set(counts) == set(TEAMS)
+        assert all(0.15 <= counts[t] / len(shipped[split]) <= 0.25 for t in TEAMS), (split, counts)
+
+
+def test_every_template_marks_evidence_and_every_team_has_enough_intents():
+    for team, _, templates in INTENTS:
+        assert len(templates) >= 6
+        assert all(t.count("[") == t.count("]") >= 1 for t in templates)
+    for team in TEAMS:
+        assert sum(1 for t, _, _ in INTENTS if t == team) >= 8
+    assert all(t.count("[") >= 1 for _, items in SHORT for t in items)
+    assert all(t.count("[") >= 1 for _, _, t in AMBIGUOUS)
+
+
+def test_write_splits_and_main_write_loadable_files(tmp_path):
+    paths = write_splits(tmp_path / "a", seed=3, sizes=SMALL)
+    assert sorted(paths) == sorted(SPLITS)
+    for split, path in paths.items():
+        assert load_split(path) == generate(3, SMALL)[split]
+    assert main(["--out", str(tmp_path / "b"), "--seed", "3"]) == 0
+    assert len(load_split(tmp_path / "b" / "valid.csv")) == DEFAULT_SIZES[1]
