@@ -45,3 +45,26 @@ def test_from_torch_round_trips_weights():
 def test_float64_rows_are_far_tighter_than_float32():
     assert max(r.max_diff for r in multihead_rows(torch.float64)) < 1e-12
     assert max(r.max_diff for r in one_head_rows(torch.float64)) < 1e-12
+
+
+def test_shipped_model_on_t65052_equals_pytorch():
+    from ticketnet import Router
+    from ticketnet.parity import MODEL_TOLERANCE, model_rows
+
+    text = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
+            "Can you remove the duplicate charge?")
+    rows = model_rows(Router.load(), text)
+    names = {r.check for r in rows}
+    for i in (0, 1):
+        assert {f"shipped model: blocks.{i}.attn.pattern", f"shipped model: blocks.{i}.resid_post"} <= names
+    assert all(r.max_diff <= MODEL_TOLERANCE for r in rows), [(r.check, r.max_diff) for r in rows]
+
+
+def test_shipped_model_on_a_padded_batch_and_masked_token_invariance():
+    from ticketnet import Router, data_dir, load_split
+    from ticketnet.parity import padded_batch_rows
+
+    rows = load_split(data_dir() / "valid.csv")[:16]
+    result = padded_batch_rows(Router.load(), [r["text"] for r in rows])
+    assert all(r.passed for r in result), [(r.check, r.max_diff) for r in result if not r.passed]
+    assert result[-1].check.startswith("masked-token invariance") and result[-1].max_diff == 0.0

@@ -21,7 +21,7 @@ def _synth(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from ticketnet.train import TrainConfig, train
 
-    cfg = TrainConfig(seed=args.seed, epochs=args.epochs, threads=args.threads)
+    cfg = TrainConfig(seed=args.seed, epochs=args.epochs or TrainConfig.epochs, threads=args.threads)
     card = train(Path(args.data) if args.data else None, Path(args.out) if args.out else None, cfg)
     t = card["metrics"]["test"]
     print(f"best epoch {card['train']['best_epoch']}: test accuracy {t['accuracy']:.4f}, "
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="folder with train/valid/test.csv (default: data/)")
     p.add_argument("--out", help="folder for router.pt, vocab.json, router.json (default: weights/)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=16)
+    p.add_argument("--epochs", type=int, help="passes over train.csv (default: 12)")
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=_train)
 

@@ -24,7 +24,7 @@ from ticketnet.text import Vocab
 @dataclass(frozen=True)
 class TrainConfig:
     seed: int = 0
-    epochs: int = 16
+    epochs: int = 12
     batch_size: int = 64
     lr: float = 2e-3          # peak learning rate, after a one-epoch warm-up, then cosine decay
     weight_decay: float = 0.01

@@ -1,0 +1,70 @@
+"""The command line as a user meets it: routes tickets, and bad input gets one readable line and a non-zero exit."""
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ticketnet import TEAMS
+from ticketnet.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
+T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
+          "Can you remove the duplicate charge?")
+
+
+def run_cli(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "ticketnet", *args], input=stdin, capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+
+
+def test_predict_one_text():
+    r = run_cli("predict", "--text", T65052)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith("payments")
+
+
+def test_predict_csv_from_stdin_and_file(tmp_path):
+    src = "ticket_id,text\nA1,my card was charged twice\nA2,\"where is my parcel, it is late\"\n"
+    r = run_cli("predict", stdin=src)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [row["ticket_id"] for row in rows] == ["A1", "A2"]
+    assert list(rows[0]) == ["ticket_id", "team", "confidence", *(f"p_{t}" for t in TEAMS), "truncated"]
+    assert rows[0]["team"] == "payments" and rows[1]["team"] == "delivery"
+    assert abs(sum(float(rows[0][f"p_{t}"]) for t in TEAMS) - 1) < 1e-3
+    (tmp_path / "in.csv").write_text(src)
+    out = tmp_path / "out.csv"
+    assert main(["predict", str(tmp_path / "in.csv"), "--out", str(out)]) == 0
+    assert out.read_text() == r.stdout
+
+
+def test_long_ticket_is_flagged(tmp_path):
+    r = run_cli("predict", "--text", "the mower will not start " * 100)
+    assert r.returncode == 0 and "only the first 256 were read" in r.stderr
+
+
+@pytest.mark.parametrize("args,stdin,message", [
+    (["predict", "--text", "   "], None, "no words"),
+    (["predict", "missing.csv"], None, "file not found"),
+    (["predict"], "id,body\n1,hello\n", "missing column(s) ticket_id, text"),
+    (["predict"], "", "empty input"),
+    (["predict"], "ticket_id,text\nA1,\n", "line 2: ticket 'A1': the ticket has no words"),
+    (["predict"], "ticket_id,text\nA1,hi,extra\n", "line 2: wrong number of fields"),
+    (["predict", "--weights", "nowhere/router.pt", "--text", "hi"], None, "not found"),
+])
+def test_bad_input_is_one_readable_line(args, stdin, message):
+    r = run_cli(*args, stdin=stdin)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert message in r.stderr
+
+
+def test_non_utf8_csv(tmp_path):
+    p = tmp_path / "latin.csv"
+    p.write_bytes("ticket_id,text\nA1,caf\xe9 card declined\n".encode("latin-1"))
+    r = run_cli("predict", str(p))
+    assert r.returncode == 1 and "not UTF-8" in r.stderr and "Traceback" not in r.stderr
