@@ -78,3 +78,36 @@ def test_shape_errors_are_explained():
 @pytest.mark.parametrize("d,h,count", [(64, 4, 16_640), (64, 1, 16_640), (64, 8, 16_640), (512, 8, 1_050_624)])
 def test_parameter_count_is_4d2_plus_4d_whatever_h(d, h, count):
     assert sum(p.numel() for p in MultiHead(d, h).parameters()) == count == 4 * d * d + 4 * d
+
+
+# Property-based: any shapes, any mask pattern.
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 9), m=st.integers(1, 9), d_k=st.integers(1, 8), seed=st.integers(0, 2**16),
+       data=st.data())
+def test_rows_sum_to_one_and_masked_keys_get_exactly_zero(n, m, d_k, seed, data):
+    g = torch.Generator().manual_seed(seed)
+    Q, K, V = torch.randn(n, d_k, generator=g) * 3, torch.randn(m, d_k, generator=g) * 3, torch.randn(m, 2, generator=g)
+    hidden = torch.tensor(data.draw(st.lists(st.lists(st.booleans(), min_size=m, max_size=m), min_size=n, max_size=n)))
+    mask = torch.zeros(n, m).masked_fill(hidden, float("-inf"))
+    out, w = attention(Q, K, V, mask)
+    assert torch.isfinite(out).all() and torch.isfinite(w).all()
+    assert (w[hidden] == 0).all()
+    dead = hidden.all(-1)
+    assert torch.allclose(w.sum(-1)[~dead], torch.ones(int((~dead).sum())), atol=1e-6)
+    assert (w[dead] == 0).all() and (out[dead] == 0).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(B=st.integers(1, 3), n=st.integers(1, 8), h=st.sampled_from([1, 2, 4]), seed=st.integers(0, 2**16))
+def test_multihead_matches_pytorch_for_any_shape(B, n, h, seed):
+    torch.manual_seed(seed)
+    mine = MultiHead(8, h)
+    ref = mine.to_torch()
+    X = torch.randn(B, n, 8)
+    with torch.no_grad():
+        o1, w1 = mine(X)
+        o2, w2 = ref(X, X, X, average_attn_weights=False)
+    assert (o1 - o2).abs().max() < 1e-5 and (w1 - w2).abs().max() < 1e-6

@@ -68,3 +68,11 @@ def test_non_utf8_csv(tmp_path):
     p.write_bytes("ticket_id,text\nA1,caf\xe9 card declined\n".encode("latin-1"))
     r = run_cli("predict", str(p))
     assert r.returncode == 1 and "not UTF-8" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_failed_run_leaves_no_output_file(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_text("ticket_id,text\nA1,card declined\nA2,   \n")
+    out = tmp_path / "out.csv"
+    assert main(["predict", str(src), "--out", str(out)]) == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]

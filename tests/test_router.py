@@ -1,5 +1,6 @@
 """Loading the shipped router and refusing every kind of bad weights with one readable message."""
 
+import functools
 import json
 import pickle
 import shutil
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 from ticketnet import TEAMS, WEIGHTS, Router, WeightsError, data_dir, load_split
-from ticketnet.text import Vocab
+from ticketnet.text import Vocab, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
@@ -121,3 +122,25 @@ def test_corrupt_card(copy):
     (copy / "router.json").write_text("{")
     with pytest.raises(WeightsError, match="not a router description"):
         Router.load(copy / "router.pt")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@functools.cache
+def shipped_router() -> Router:
+    return Router.load()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_is_routed_or_refused_with_a_reason(text):
+    router = shipped_router()
+    if not tokenize(text):
+        with pytest.raises(ValueError, match="no words"):
+            router.encode(text)
+        return
+    enc = router.encode(text)
+    probs = router.predict_texts([text])
+    assert probs.shape == (1, 5) and torch.isfinite(probs).all()
+    assert abs(float(probs.sum()) - 1) < 1e-5 and len(enc.ids) <= 256

@@ -32,7 +32,7 @@ def _train(args: argparse.Namespace) -> int:
 def _predict(args: argparse.Namespace) -> int:
     import torch
 
-    from ticketnet.atomic import write_atomic
+    from ticketnet.atomic import atomic_text_writer
     from ticketnet.predict import format_single, open_input, predict_stream
     from ticketnet.router import Router
 
@@ -47,11 +47,8 @@ def _predict(args: argparse.Namespace) -> int:
     stream, source = open_input(args.csv)
     with stream:
         if args.out:
-            import io
-
-            buf = io.StringIO()
-            stats = predict_stream(router, stream, buf, source, args.batch_size)
-            write_atomic(args.out, buf.getvalue().encode("utf-8"))
+            with atomic_text_writer(args.out) as out:
+                stats = predict_stream(router, stream, out, source, args.batch_size)
         else:
             stats = predict_stream(router, stream, sys.stdout, source, args.batch_size)
     if stats["truncated"]:
