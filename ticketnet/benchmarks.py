@@ -1,0 +1,175 @@
+"""The benchmark cases behind `python -m ticketnet bench`: each returns measured numbers and side-by-side ratios."""
+
+from __future__ import annotations
+
+import csv
+import io
+import resource
+import time
+from collections.abc import Callable
+
+import torch
+
+from ticketnet.bench import matmul_gflops, side_by_side
+from ticketnet.data import data_dir, load_split
+from ticketnet.router import Router
+from ticketnet.text import UNK_ID, tokenize
+
+
+def ticket_of_length(rows: list[dict], n: int) -> str:
+    """A real ticket cut to exactly n tokens (the longest valid ticket, tokens joined by spaces)."""
+    longest = max(rows, key=lambda r: len(tokenize(r["text"])))
+    toks = tokenize(longest["text"])
+    if len(toks) < n:
+        toks = (toks * (n // len(toks) + 1))
+    text = " ".join(toks[:n])
+    assert len(tokenize(text)) == n
+    return text
+
+
+def forward_flops(cfg, n: int, batch: int) -> float:
+    """Multiply-adds ×2 of one forward pass: projections, scores and mixing, feed-forward, per block."""
+    per_block = n * (8 * cfg.d * cfg.d + 4 * cfg.d * cfg.d_ff) + 4 * n * n * cfg.d
+    return float(batch * cfg.n_blocks * per_block)
+
+
+def removal_vs_captum(router: Router, text: str, repeats: int) -> dict:
+    """Our batched counterfactuals against Captum's FeatureAblation on the same perturbation (token -> <unk>)."""
+    from captum.attr import FeatureAblation
+
+    from ticketnet.interpret import counterfactual_batch, counterfactual_probs
+
+    model = router.model
+    ids = torch.tensor(router.encode(text).ids)
+    n = ids.numel()
+    batch, is_pad = counterfactual_batch(ids, UNK_ID)
+    same = torch.cat([batch[:1], batch[n + 1 :]])                  # the ticket and its n <unk> replacements
+    no_pad = torch.zeros_like(same, dtype=torch.bool)
+
+    def ours_replacement() -> torch.Tensor:
+        with torch.inference_mode():
+            p = torch.softmax(model(same, no_pad), -1)
+        return p[0] - p[1:]                                        # (n, C) probability drops
+
+    def probs_fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(model(x, torch.zeros_like(x, dtype=torch.bool)), -1)
+
+    with torch.inference_mode():
+        target = int(probs_fn(ids[None]).argmax())
+    fa = FeatureAblation(probs_fn)
+
+    def captum_default() -> torch.Tensor:
+        with torch.inference_mode():
+            return fa.attribute(ids[None], baselines=UNK_ID, target=target)
+
+    def captum_batched() -> torch.Tensor:
+        with torch.inference_mode():
+            return fa.attribute(ids[None], baselines=UNK_ID, target=target, perturbations_per_eval=n)
+
+    diff = max((ours_replacement()[:, target] - captum_default()[0]).abs().max().item(),
+               (ours_replacement()[:, target] - captum_batched()[0]).abs().max().item())
+    full = lambda: counterfactual_probs(model, ids)  # noqa: E731 - deletion and replacement together, 2n+1 rows
+    t = side_by_side({"ours": ours_replacement, "captum_default": captum_default,
+                      "captum_batched": captum_batched, "ours_deletion_and_replacement": full}, repeats=repeats)
+    return {"n": n, "max_abs_difference": diff, "seconds": t,
+            "speedup_vs_captum_default": t["captum_default"] / t["ours"],
+            "speedup_vs_captum_perturbations_per_eval_n": t["captum_batched"] / t["ours"]}
+
+
+def inspection_vs_forward(router: Router, text: str, repeats: int, gflops: float) -> dict:
+    """Full per-ticket interpretation against one plain batched forward pass of its n removal variants."""
+    from ticketnet.interpret import counterfactual_batch, interpret_ticket
+
+    model = router.model
+    ids = torch.tensor(router.encode(text).ids)
+    n = ids.numel()
+    batch, is_pad = counterfactual_batch(ids, UNK_ID)
+    removal, removal_pad = batch[1 : n + 1], is_pad[1 : n + 1]
+
+    def forward() -> None:
+        with torch.inference_mode():
+            model(removal, removal_pad)
+
+    t = side_by_side({"forward_of_removals": forward, "interpret_ticket": lambda: interpret_ticket(router, text)},
+                     repeats=repeats)
+    flops = forward_flops(model.config, n, n)
+    return {"n": n, "seconds": t, "ratio_to_forward": t["interpret_ticket"] / t["forward_of_removals"],
+            "forward_gflops": flops / t["forward_of_removals"] / 1e9,
+            "forward_fraction_of_matmul": flops / t["forward_of_removals"] / 1e9 / gflops}
+
+
+def split_interpretation(router: Router, rows: list[dict], sizes: tuple[int, ...]) -> dict:
+    """Whole-split interpretation time at several sizes, to show it grows linearly."""
+    from ticketnet.interpret import interpret_split
+
+    out = {}
+    for size in sizes:
+        t0 = time.perf_counter()
+        interpret_split(router, rows[:size])
+        out[str(size)] = time.perf_counter() - t0
+    biggest = str(max(sizes))
+    out["tickets_per_second"] = max(sizes) / out[biggest]
+    return out
+
+
+def predict_throughput(router: Router, rows: list[dict], n_rows: int) -> dict:
+    """Tickets/s of the streaming predict on n_rows tickets, and the process's peak memory growth."""
+    from ticketnet.predict import predict_stream
+
+    src = io.StringIO()
+    w = csv.writer(src)
+    w.writerow(["ticket_id", "text"])
+    for i in range(n_rows):
+        w.writerow([f"X-{i}", rows[i % len(rows)]["text"]])
+    src.seek(0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    stats = predict_stream(router, src, io.StringIO(), "<bench>")
+    seconds = time.perf_counter() - t0
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    return {"tickets": stats["tickets"], "seconds": seconds, "tickets_per_second": stats["tickets"] / seconds,
+            "peak_rss_growth_mb": grew / 1024}
+
+
+def efficient_attention(quick: bool) -> dict | None:
+    try:
+        from ticketnet.cost import bench_efficient
+    except ImportError:
+        return None
+    return bench_efficient(n=2048 if quick else 8192)
+
+
+def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    router = Router.load()
+    valid = load_split(data_dir() / "valid.csv")
+    repeats = 3 if quick else 7
+    report: dict = {}
+    report["matmul_gflops"] = g = matmul_gflops()
+    log(f"matmul throughput: {g:.1f} GFLOP/s (float32, 1024x1024)")
+    for n in (30, 128):
+        text = ticket_of_length(valid, n)
+        r = removal_vs_captum(router, text, repeats)
+        report[f"removal_n{n}"] = r
+        log(f"n={n:3d} batched <unk> removal vs Captum FeatureAblation: {r['speedup_vs_captum_default']:.1f}x "
+            f"(defaults), {r['speedup_vs_captum_perturbations_per_eval_n']:.2f}x (perturbations_per_eval=n); "
+            f"same numbers within {r['max_abs_difference']:.1e}")
+        i = inspection_vs_forward(router, text, repeats, g)
+        report[f"inspection_n{n}"] = i
+        log(f"n={n:3d} full inspection {i['seconds']['interpret_ticket'] * 1e3:.1f} ms = "
+            f"{i['ratio_to_forward']:.1f}x one forward of its removals ({i['seconds']['forward_of_removals'] * 1e3:.1f} ms, "
+            f"{i['forward_gflops']:.1f} GFLOP/s = {100 * i['forward_fraction_of_matmul']:.0f} % of matmul)")
+    sizes = (100, 200) if quick else (375, 750, 1500)
+    s = split_interpretation(router, valid, sizes)
+    report["split_interpretation_seconds"] = s
+    log("whole-split interpretation: " + ", ".join(f"{k} tickets {v:.1f} s" for k, v in s.items() if k.isdigit())
+        + f" ({s['tickets_per_second']:.0f} tickets/s)")
+    p = predict_throughput(router, valid, 5_000 if quick else 100_000)
+    report["predict"] = p
+    log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
+        f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
+    e = efficient_attention(quick)
+    if e is not None:
+        report["efficient_attention"] = e
+        log(f"memory-efficient attention: {e}")
+    return report
