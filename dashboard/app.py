@@ -1,0 +1,53 @@
+"""ticketnet dashboard: what did the router look at, and did that matter?
+
+Run from the repository root:
+
+    streamlit run dashboard/app.py
+
+Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
+head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
+head masking). The picked ticket follows you to every page and lives in the URL: ``?ticket=T-65052``;
+a typed ticket is ``?ticket=custom`` (short texts also carry ``&text=...``).
+
+Environment variables:
+
+    TICKETNET_WEIGHTS   path of the router.pt to load (vocab.json and router.json must sit beside it);
+                        default: the shipped weights/router.pt
+    TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
+
+Settings (offline, no telemetry, localhost only, no error details in the browser) are in
+.streamlit/config.toml; Streamlit reads it when started from the repository root.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:                 # `streamlit run dashboard/app.py` puts dashboard/ first, not the root
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import state, ui  # noqa: E402
+
+st.set_page_config(page_title="ticketnet · what did the router look at?", page_icon=":material/alt_route:",
+                   layout="wide", initial_sidebar_state="expanded")
+
+PAGES = [
+    st.Page(ROOT / "pages" / "tickets.py", title="Tickets", icon=":material/table_rows:", default=True),
+    st.Page(ROOT / "pages" / "heads.py", title="Heads", icon=":material/grid_on:"),
+    st.Page(ROOT / "pages" / "interpretation.py", title="Interpretation", icon=":material/troubleshoot:"),
+]
+
+FORMULA_PAGES = [
+    st.Page(ROOT / "pages" / "formula.py", title="The formula", icon=":material/functions:"),
+    st.Page(ROOT / "pages" / "verification.py", title="Verification", icon=":material/fact_check:"),
+    st.Page(ROOT / "pages" / "cost.py", title="Cost", icon=":material/speed:"),
+]
+
+page = st.navigation({"Tickets": PAGES, "The formula": FORMULA_PAGES})
+state.sync_with_url()
+page.run()
+ui.sidebar()                                  # after the page, so a pick made on this run is already shown

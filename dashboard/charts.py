@@ -1,0 +1,453 @@
+"""Pure chart builders: tables, tensors and tokens in, `alt.Chart` out. Nothing here touches the model.
+
+Conventions shared by every attention chart:
+
+* a token is labelled ``"position:token"`` (``"3:not"``) because tokens repeat in a ticket; axes keep the
+  reading order through an explicit sort list;
+* in an attention pattern the rows are the reading token (query) and the columns the token read (key);
+* colour is a square-root scale from 0 to the head's own largest weight, so weak but real structure stays
+  visible next to a head that puts nearly everything on one token;
+* every mark has a tooltip, and text from a ticket is only ever used as data (never as HTML, Markdown or
+  Vega expression).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+HEATMAP_SCHEME = "blues"
+FRAME_COLOR = "#d62728"
+EFFECT_SCHEME = "redblue"            # diverging: red = removing the token lowers the target probability
+SIGNAL_SCHEME = "purples"
+RANDOM_SIGNAL = "random"
+
+
+def _np(x) -> np.ndarray:
+    """A torch tensor, list or array as a float64 numpy array (no torch import needed here)."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def token_labels(tokens: Sequence[str]) -> list[str]:
+    """Unique axis labels for possibly repeated tokens: ``["0:it", "1:'", "2:s", ...]``."""
+    return [f"{i}:{t}" for i, t in enumerate(tokens)]
+
+
+def _cell_step(n: int, room: float = 300.0, lo: float = 4.0, hi: float = 16.0) -> float:
+    """Pixels per heatmap cell so that an n×n map fits about `room` pixels."""
+    return float(min(hi, max(lo, room / max(n, 1))))
+
+
+def pattern_frame(pattern, tokens: Sequence[str], head: int | None = None, block: int | None = None) -> pd.DataFrame:
+    """Long table of one (n, n) attention pattern: one row per (query, key) cell."""
+    w = _np(pattern)
+    n = len(tokens)
+    if w.shape != (n, n):
+        raise ValueError(f"pattern must be ({n}, {n}) for {n} tokens, got {w.shape}")
+    labels = token_labels(tokens)
+    q, k = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    df = pd.DataFrame({
+        "query_pos": q.ravel(), "key_pos": k.ravel(),
+        "query": [labels[i] for i in q.ravel()], "key": [labels[j] for j in k.ravel()],
+        "weight": w.ravel(),
+    })
+    if head is not None:
+        df.insert(0, "head", head)
+    if block is not None:
+        df.insert(0, "block", block)
+    return df
+
+
+def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | None = None, *,
+                 block: int | None = None, show_y_labels: bool = True, step: float | None = None,
+                 title: str | None = None) -> alt.LayerChart:
+    """One head's (n, n) attention weights: rows = reading token (query), columns = token read (key).
+
+    Colour: square-root scale from 0 to this head's largest weight. `query_row` (a position) is framed by a
+    rectangle across the whole row. Tooltip: query, key, weight. `head` is 1-based, as people count heads.
+    """
+    n = len(tokens)
+    df = pattern_frame(pattern, tokens)
+    labels = token_labels(tokens)
+    peak = float(df["weight"].max()) if n else 1.0
+    step = step or _cell_step(n)
+    font = 10 if step >= 11 else 9
+    overlap = False if step >= 9 else "parity"            # every token labelled when the cells are tall enough
+    x = alt.X("key:O", sort=labels, title="token read (key)",
+              axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=font, labelOverlap=overlap))
+    y_axis = (alt.Axis(labelLimit=90, labelFontSize=font, labelOverlap=overlap) if show_y_labels
+              else alt.Axis(labels=False, ticks=False))
+    y = alt.Y("query:O", sort=labels, title="reading token (query)" if show_y_labels else None, axis=y_axis)
+    heading = title or (f"block {block} · head {head}" if block is not None else f"head {head}")
+    cells = alt.Chart(df).mark_rect().encode(
+        x=x, y=y,
+        color=alt.Color("weight:Q", scale=alt.Scale(type="sqrt", domain=[0, max(peak, 1e-9)], scheme=HEATMAP_SCHEME),
+                        legend=alt.Legend(title="weight", gradientLength=120, orient="bottom", format=".2f")),
+        tooltip=[alt.Tooltip("query:N", title="query"), alt.Tooltip("key:N", title="key"),
+                 alt.Tooltip("weight:Q", title="weight", format=".3f")],
+    )
+    layers = [cells]
+    if query_row is not None:
+        if not 0 <= query_row < n:
+            raise ValueError(f"query_row {query_row} outside 0..{n - 1}")
+        frame = alt.Chart(pd.DataFrame({"query": [labels[query_row]]})).mark_rect(
+            filled=False, stroke=FRAME_COLOR, strokeWidth=2.5).encode(
+            y=alt.Y("query:O", sort=labels), x=alt.value(0), x2=alt.value("width"))
+        layers.append(frame)
+    return alt.layer(*layers).properties(
+        width=alt.Step(step), height=alt.Step(step), title=alt.Title(heading, anchor="start"))
+
+
+def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, block: int | None = None,
+              head_importance: pd.DataFrame | None = None, columns: int | None = None) -> alt.TopLevelMixin:
+    """The h heatmaps of one block side by side (each on its own colour scale), the query row framed in each.
+
+    `columns` heads per row: by default all of them for short tickets (≤ 20 tokens) and two for longer ones,
+    so every token keeps a readable label; token labels on the y axis of the first column only. With
+    `head_importance` (rows block, head, accuracy_drop, prob_drop), each title carries what masking that
+    head costs, so a pattern and whether it matters sit together.
+    """
+    w = _np(patterns)
+    if w.ndim != 3:
+        raise ValueError(f"patterns must be (h, n, n), got {w.shape}")
+    h_count, n = w.shape[0], len(tokens)
+    columns = columns or (h_count if n <= 20 else 2)
+    step = _cell_step(n, room=920.0 / columns - 30, lo=4.0, hi=18.0)
+    charts = []
+    for h in range(h_count):
+        title = None
+        if head_importance is not None and block is not None:
+            hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == h + 1)]
+            if len(hit):
+                r = hit.iloc[0]
+                title = (f"block {block} · head {h + 1} · masked: accuracy −{r['accuracy_drop']:.3f}, "
+                         f"p(true) −{r['prob_drop']:.3f}")
+        charts.append(head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
+                                   step=step, title=title))
+    rows = [alt.hconcat(*charts[i : i + columns], spacing=14) for i in range(0, h_count, columns)]
+    if len(rows) == 1:
+        return rows[0].resolve_scale(color="independent")
+    return alt.vconcat(*rows, spacing=18).resolve_scale(color="independent")
+
+
+def query_frame(patterns, tokens: Sequence[str], query_row: int) -> pd.DataFrame:
+    """What the query token reads in each head: rows head, key_pos, key, token, weight, rank (1 = most read)."""
+    w = _np(patterns)
+    labels = token_labels(tokens)
+    rows = []
+    for h in range(w.shape[0]):
+        ws = w[h, query_row]
+        order = np.argsort(-ws, kind="stable")
+        rank = np.empty(len(ws), dtype=int)
+        rank[order] = np.arange(1, len(ws) + 1)
+        for j, v in enumerate(ws):
+            rows.append({"head": f"head {h + 1}", "key_pos": j, "key": labels[j], "token": tokens[j],
+                         "weight": float(v), "rank": int(rank[j])})
+    return pd.DataFrame(rows)
+
+
+def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChart:
+    """One bar chart per head (stacked, sharing the token axis): how the query token's weight (one row of each
+    pattern) spreads over the tokens it reads. The two tokens it reads most are labelled with their weight."""
+    df = query_frame(patterns, tokens, query_row)
+    labels = token_labels(tokens)
+    n = len(tokens)
+    step = _cell_step(n, room=900.0, lo=6.0, hi=22.0)
+    base = alt.Chart().encode(
+        x=alt.X("key:O", sort=labels, title="token read (key)",
+                axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
+                              labelOverlap=False if step >= 10 else "parity")),
+        y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(tickCount=3)),
+    )
+    bars = base.mark_bar(color="#4c78a8").encode(
+        tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("weight:Q", format=".3f"), "rank:Q"])
+    top = base.mark_text(dy=-7, fontSize=10).encode(text=alt.Text("weight:Q", format=".2f")).transform_filter(
+        "datum.rank <= 2")
+    return alt.layer(bars, top, data=df).properties(width=alt.Step(step), height=70).facet(
+        row=alt.Row("head:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")), spacing=6)
+
+
+def received_frame(patterns, tokens: Sequence[str]) -> pd.DataFrame:
+    """Mean weight each token receives per head (the mean of each pattern column over the queries)."""
+    w = _np(patterns)
+    labels = token_labels(tokens)
+    mean = w.mean(axis=1)                                               # (h, n)
+    return pd.DataFrame([{"head": f"head {h + 1}", "key_pos": j, "key": labels[j], "received": float(mean[h, j])}
+                         for h in range(w.shape[0]) for j in range(w.shape[2])])
+
+
+def bands_chart(patterns, tokens: Sequence[str]) -> alt.Chart:
+    """Per head, the vertical bands of its heatmap: mean received weight per token (one strip per head)."""
+    df = received_frame(patterns, tokens)
+    labels = token_labels(tokens)
+    n = len(tokens)
+    return alt.Chart(df).mark_rect().encode(
+        x=alt.X("key:O", sort=labels, title="token read (key)",
+                axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
+                              labelOverlap=False if _cell_step(n, room=700.0, hi=24.0) >= 10 else "parity")),
+        y=alt.Y("head:N", title=None, axis=alt.Axis(labelOverlap=False)),
+        color=alt.Color("received:Q", scale=alt.Scale(type="sqrt", scheme="oranges"),
+                        legend=alt.Legend(title="mean received", orient="right", format=".2f")),
+        tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("received:Q", title="mean received", format=".3f")],
+    ).properties(width=alt.Step(_cell_step(n, room=700.0, hi=24.0)), height=alt.Step(18),
+                 title=alt.Title("mean weight each token receives, per head (the vertical bands)", anchor="start"))
+
+
+def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:
+    """Every block × head pattern as small multiples, each coloured relative to its own largest weight."""
+    w = _np(patterns)
+    if w.ndim != 4:
+        raise ValueError(f"patterns must be (blocks, h, n, n), got {w.shape}")
+    frames = []
+    for b in range(w.shape[0]):
+        for h in range(w.shape[1]):
+            df = pattern_frame(w[b, h], tokens, head=h + 1, block=b + 1)
+            df["relative"] = df["weight"] / max(float(df["weight"].max()), 1e-12)
+            frames.append(df)
+    df = pd.concat(frames, ignore_index=True)
+    n = len(tokens)
+    side = float(min(150, max(60, 2.5 * n)))
+    return alt.Chart(df).mark_rect().encode(
+        x=alt.X("key_pos:O", axis=None), y=alt.Y("query_pos:O", axis=None),
+        color=alt.Color("relative:Q", scale=alt.Scale(type="sqrt", domain=[0, 1], scheme=HEATMAP_SCHEME),
+                        legend=alt.Legend(title="weight / head max", orient="bottom")),
+        tooltip=["block:O", "head:O", "query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
+    ).properties(width=side, height=side).facet(
+        row=alt.Row("block:O", title="block"), column=alt.Column("head:O", title="head"), spacing=8)
+
+
+def confusion_frame(confusion, teams: Sequence[str]) -> pd.DataFrame:
+    c = _np(confusion)
+    rows = []
+    for i, t in enumerate(teams):
+        total = c[i].sum()
+        for j, p in enumerate(teams):
+            rows.append({"true": t, "predicted": p, "count": int(c[i, j]),
+                         "share_of_true": float(c[i, j] / total) if total else 0.0, "correct": i == j})
+    return pd.DataFrame(rows)
+
+
+CONFUSION_PARAM = "cell"
+
+
+def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
+    """Confusion matrix (rows true team, columns predicted team) with a click selection named ``cell``.
+
+    In Streamlit, `st.altair_chart(chart, on_select="rerun")` returns the clicked cell as
+    ``event.selection.cell == [{"true": ..., "predicted": ...}]``; double-click clears it.
+    """
+    df = confusion_frame(confusion, teams)
+    pick = alt.selection_point(name=CONFUSION_PARAM, fields=["true", "predicted"], on="click", clear="dblclick")
+    base = alt.Chart(df).encode(
+        x=alt.X("predicted:N", sort=list(teams), title="predicted team",
+                  axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False)),
+        y=alt.Y("true:N", sort=list(teams), title="true team", axis=alt.Axis(labelOverlap=False)),
+    )
+    cells = base.mark_rect(stroke="white", strokeWidth=1, cursor="pointer").encode(
+        color=alt.Color("share_of_true:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]),
+                        legend=alt.Legend(title="share of true team", format=".0%", gradientLength=150)),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
+        tooltip=["true:N", "predicted:N", "count:Q", alt.Tooltip("share_of_true:Q", format=".1%")],
+    ).add_params(pick)
+    text = base.mark_text(fontSize=13).encode(
+        text="count:Q",
+        color=alt.condition("datum.share_of_true > 0.5", alt.value("white"), alt.value("black")),
+    )
+    return alt.layer(cells, text).properties(width=alt.Step(78), height=alt.Step(40),
+                                             title=alt.Title("click a cell to filter the table; double-click to clear",
+                                                             anchor="start", fontSize=11, fontWeight="normal"))
+
+
+SIGNED_EFFECTS = ("removal", "unk replacement")
+
+
+def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
+           fmt: str = ".3f") -> alt.Chart:
+    """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal"."""
+    y_axis = (alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11) if show_labels
+              else alt.Axis(labels=False, ticks=False, title=None))
+    if kind == "signed":
+        color = alt.condition(f"datum[{column!r}] >= 0", alt.value("#c0392b"), alt.value("#2874a6"))
+    else:
+        color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
+        x=alt.X(f"{column}:Q", title=None, axis=alt.Axis(tickCount=4, labelFontSize=10)),
+        color=color,
+        tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", format=fmt)],
+    ).properties(width=130, height=alt.Step(16), title=alt.Title(column, anchor="start", fontSize=12))
+
+
+def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequence[str]) -> alt.HConcatChart:
+    """Per-token removal effects (signed drops red/blue, TV orange) beside attention/gradient signals (purple),
+    one panel per column, tokens down a shared axis in reading order.
+
+    `per_token` needs ``position`` and ``token`` columns and every name in `effects` and `signals`.
+    """
+    missing = [c for c in ("position", "token", *effects, *signals) if c not in per_token.columns]
+    if missing:
+        raise ValueError(f"per_token lacks column(s) {', '.join(missing)}")
+    if not effects and not signals:
+        raise ValueError("removal_chart needs at least one effect or signal column")
+    df = per_token.copy()
+    df["label"] = [f"{int(p)}:{t}" for p, t in zip(df["position"], df["token"])]
+    labels = list(df["label"])
+    panels = []
+    for c in effects:
+        kind = "signed" if c in SIGNED_EFFECTS else "magnitude"
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind))
+    for c in signals:
+        kind = "signed" if float(df[c].min()) < 0 else "signal"
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind))
+    return alt.hconcat(*panels, spacing=8).resolve_scale(x="independent")
+
+
+def tau_distribution(split: pd.DataFrame, signals: Sequence[str] | None = None,
+                     random_column: str | None = None) -> alt.LayerChart:
+    """Box plots of per-ticket Kendall τ (signal vs removal effect) per signal, the random baseline included.
+
+    `split` is long (columns ``signal``, ``tau``) or wide (``tau <signal>`` columns, as `interpret_split` gives).
+    """
+    long = tau_long(split, signals, random_column)
+    order = list(dict.fromkeys(long["signal"]))
+    long["baseline"] = long["signal"].eq(RANDOM_SIGNAL)
+    box = alt.Chart(long).mark_boxplot(extent=1.5, size=14).encode(
+        y=alt.Y("signal:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
+        x=alt.X("tau:Q", title="Kendall τ with the removal effect (per ticket)", scale=alt.Scale(domain=[-1, 1])),
+        color=alt.Color("baseline:N", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#aaaaaa"]), legend=None),
+        tooltip=["signal:N"],
+    )
+    medians = long.groupby("signal", sort=False)["tau"].median()
+    zero = alt.Chart(pd.DataFrame({"tau": [0.0]})).mark_rule(strokeDash=[4, 3], color="#888").encode(x="tau:Q")
+    rnd = medians.get(RANDOM_SIGNAL)
+    layers = [zero, box]
+    if rnd is not None and np.isfinite(rnd):
+        layers.append(alt.Chart(pd.DataFrame({"tau": [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
+            x="tau:Q", tooltip=[alt.Tooltip("tau:Q", title="random baseline median", format=".3f")]))
+    return alt.layer(*layers).properties(width=360, height=alt.Step(22))
+
+
+def tau_long(split: pd.DataFrame, signals: Sequence[str] | None = None, random_column: str | None = None) -> pd.DataFrame:
+    """(signal, tau) rows from a long or wide split table; the random baseline is renamed ``random``."""
+    if {"signal", "tau"} <= set(split.columns):
+        long = split[["signal", "tau"]].copy()
+    else:
+        tau_cols = [c for c in split.columns if c.startswith("tau ") or c.startswith("tau_") or c.endswith(" tau")]
+        if signals is not None:
+            wanted = set(signals) | ({random_column} if random_column else set())
+            tau_cols = [c for c in tau_cols if _signal_of(c) in wanted or c in wanted]
+        long = split.melt(value_vars=tau_cols, var_name="signal", value_name="tau")
+        long["signal"] = long["signal"].map(_signal_of)
+    if random_column:
+        long["signal"] = long["signal"].replace({_signal_of(random_column): RANDOM_SIGNAL})
+    long["signal"] = long["signal"].replace({"random baseline": RANDOM_SIGNAL})
+    return long.dropna(subset=["tau"]).reset_index(drop=True)
+
+
+def _signal_of(column: str) -> str:
+    for prefix in ("tau ", "tau_"):
+        if column.startswith(prefix):
+            return column[len(prefix):]
+    return column[: -len(" tau")] if column.endswith(" tau") else column
+
+
+def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> alt.FacetChart:
+    """ERASER curves: comprehensiveness (drop when the top-k tokens of a signal are removed; higher = the signal
+    found what matters) and sufficiency (drop when only they are kept; lower = better) against the fraction kept."""
+    df = eraser if signals is None else eraser[eraser["signal"].isin(signals)]
+    long = df.melt(id_vars=[c for c in ("signal", "fraction", "k") if c in df.columns],
+                   value_vars=["comprehensiveness", "sufficiency"], var_name="measure", value_name="drop")
+    return alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("fraction:Q", title="fraction of tokens (top-k by the signal)", axis=alt.Axis(format=".0%")),
+        y=alt.Y("drop:Q", title="drop in p(target)"),
+        color=alt.Color("signal:N", legend=alt.Legend(title="signal", orient="right")),
+        tooltip=["signal:N", "measure:N", alt.Tooltip("fraction:Q", format=".0%"), *(["k:Q"] if "k" in long.columns else []),
+                 alt.Tooltip("drop:Q", format=".3f")],
+    ).properties(width=240, height=200).facet(column=alt.Column("measure:N", title=None), spacing=12)
+
+
+def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.Chart:
+    """Mean per signal of split-wide scores (e.g. AOPC comprehensiveness / sufficiency) as grouped bars."""
+    long = table.melt(id_vars=["signal"], value_vars=list(value_columns), var_name="measure", value_name="value")
+    return alt.Chart(long).mark_bar().encode(
+        y=alt.Y("signal:N", title=None, sort=list(dict.fromkeys(table["signal"])),
+                axis=alt.Axis(labelOverlap=False, labelLimit=140)),
+        x=alt.X("value:Q", title="mean over the split", axis=alt.Axis(tickCount=4)),
+        color=alt.Color("signal:N", legend=None),
+        tooltip=["signal:N", "measure:N", alt.Tooltip("value:Q", format=".3f")],
+    ).properties(width=150, height=alt.Step(16)).facet(column=alt.Column("measure:N", title=None), spacing=10)
+
+
+def head_importance_chart(importance: pd.DataFrame) -> alt.HConcatChart:
+    """Block × head grid of what masking each head costs: accuracy drop and mean drop in p(true team)."""
+    df = importance.copy()
+    df["block"] = df["block"].astype(int)
+    df["head"] = df["head"].astype(int)
+
+    def grid(column: str, title: str) -> alt.LayerChart:
+        base = alt.Chart(df).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+                                    y=alt.Y("block:O", title="block"))
+        rect = base.mark_rect().encode(
+            color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme="reds", domainMin=0), legend=None),
+            tooltip=["block:O", "head:O", alt.Tooltip("accuracy:Q", format=".3f"),
+                     alt.Tooltip("accuracy_drop:Q", format=".3f"), alt.Tooltip("prob_drop:Q", format=".3f")])
+        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"))
+        return alt.layer(rect, text).properties(width=alt.Step(44), height=alt.Step(34),
+                                                title=alt.Title(title, anchor="start", fontSize=12))
+
+    return alt.hconcat(grid("accuracy_drop", "accuracy drop when masked"),
+                       grid("prob_drop", "drop in p(true team) when masked"), spacing=16)
+
+
+def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: bool = False,
+                    width: int = 760) -> alt.LayerChart:
+    """The ticket's tokens laid out as lines of equal cells, each coloured by `values` (one per token).
+
+    A chart, not HTML: a ticket's text can never act as markup. Diverging colours (red positive, blue
+    negative, centred on 0) suit signed removal effects; sequential purples suit attention. Cells have one
+    width (the longest token's, within limits) so the layout does not depend on the browser's font; a token
+    longer than its cell is cut with an ellipsis. Rows and columns are bands (`alt.Step`), so Streamlit
+    sizes the chart from its content.
+    """
+    v = _np(values)
+    if len(v) != len(tokens):
+        raise ValueError(f"{len(tokens)} tokens but {len(v)} values")
+    longest = max((len(t) for t in tokens), default=1)
+    cell = float(min(110, max(34, 8 * longest + 14)))
+    per_line = max(1, int(width // cell))
+    df = pd.DataFrame({
+        "position": range(len(tokens)), "token": list(tokens),
+        "label": token_labels(tokens),
+        "slot": [i % per_line for i in range(len(tokens))],
+        "line": [i // per_line for i in range(len(tokens))],
+        "value": v,
+    })
+    m = float(np.nanmax(np.abs(v))) if len(v) else 0.0
+    m = m if np.isfinite(m) and m > 0 else 1.0
+    if diverging:
+        scale = alt.Scale(scheme=EFFECT_SCHEME, domain=[m, -m])
+        dark = f"abs(datum.value) > {0.6 * m!r}"
+    else:
+        scale = alt.Scale(scheme=SIGNAL_SCHEME, domain=[0, m])
+        dark = f"datum.value > {0.6 * m!r}"
+    x = alt.X("slot:O", axis=None, scale=alt.Scale(paddingInner=0.06))
+    y = alt.Y("line:O", axis=None, scale=alt.Scale(paddingInner=0.12))
+    tooltip = [alt.Tooltip("label:N", title="token"), alt.Tooltip("value:Q", title="value", format=".3f")]
+    box = alt.Chart(df).mark_rect(cornerRadius=3).encode(
+        x=x, y=y,
+        color=alt.Color("value:Q", scale=scale, legend=alt.Legend(title=None, orient="right", format=".2f",
+                                                                  gradientLength=50)),
+        tooltip=tooltip,
+    )
+    text = alt.Chart(df).mark_text(fontSize=12, limit=cell - 6).encode(
+        x=x, y=y, text="token:N",
+        color=alt.condition(dark, alt.value("white"), alt.value("black")),
+        tooltip=tooltip,
+    )
+    return alt.layer(box, text).properties(width=alt.Step(cell), height=alt.Step(26),
+                                           title=alt.Title(title, anchor="start", fontSize=12))

@@ -1,0 +1,277 @@
+"""Loading and caching: the router once per process, split tables and per-ticket results once per input.
+
+Everything the pages show comes through here, so a missing or broken file ends in one readable
+`st.error` panel (file named, what to do) followed by `st.stop()`, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+import torch
+
+import ticketnet
+from ticketnet import DataError, Router, WeightsError
+
+WEIGHTS_ENV = "TICKETNET_WEIGHTS"
+DATA_ENV = "TICKETNET_DATA"
+SPLITS: tuple[str, ...] = ("valid", "test", "train")
+
+torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+
+
+def weights_path() -> Path:
+    """The router.pt to load: $TICKETNET_WEIGHTS, else the shipped weights/router.pt."""
+    value = os.environ.get(WEIGHTS_ENV, "").strip()
+    return Path(value).expanduser() if value else Path(ticketnet.WEIGHTS)
+
+
+def data_folder() -> Path:
+    """The folder holding train.csv, valid.csv and test.csv: $TICKETNET_DATA, else the shipped data/."""
+    value = os.environ.get(DATA_ENV, "").strip()
+    return Path(value).expanduser() if value else ticketnet.data_dir()
+
+
+def split_path(split: str) -> Path:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    return data_folder() / f"{split}.csv"
+
+
+def stamp(path: Path) -> tuple[str, int, int]:
+    """A cache key that changes when the file changes: (path, mtime in ns, size); missing files key as -1."""
+    try:
+        st_ = path.stat()
+        return (str(path), st_.st_mtime_ns, st_.st_size)
+    except OSError:
+        return (str(path), -1, -1)
+
+
+def weights_stamp() -> tuple:
+    p = weights_path()
+    return (stamp(p), stamp(p.parent / "vocab.json"), stamp(p.parent / "router.json"))
+
+
+# -- one readable failure ---------------------------------------------------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: str) -> str:
+    """Text safe to place inside Streamlit Markdown: every Markdown/HTML special character escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def fail(title: str, message: str, what_to_do: str) -> None:
+    """Show one error panel (what failed, the file's message, what to do) and stop this page's run."""
+    st.error(f"**{title}**\n\n{md_escape(message)}\n\n{what_to_do}", icon=":material/error:")
+    st.stop()
+
+
+# -- the router -------------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner="Loading the router…", max_entries=2)
+def _load_router(path: str, key: tuple) -> Router:
+    return Router.load(path)
+
+
+def router() -> Router:
+    """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
+    path = weights_path()
+    try:
+        return _load_router(str(path), weights_stamp())
+    except WeightsError as exc:
+        fail("The router could not be loaded.", str(exc),
+             f"Train it with `python -m ticketnet train`, or point the environment variable `{WEIGHTS_ENV}` at a "
+             "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
+
+
+# -- splits -----------------------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=6)
+def _split_rows(split: str, key: tuple) -> pd.DataFrame:
+    rows = ticketnet.load_split(split_path(split))
+    df = pd.DataFrame(rows)
+    for col in ("evidence", "pattern", "distractor"):
+        if col not in df.columns:
+            df[col] = ""
+    return df.fillna("")
+
+
+def split_rows(split: str) -> pd.DataFrame:
+    """The split's rows as a DataFrame (ticket_id, text, team, evidence, pattern, distractor)."""
+    path = split_path(split)
+    try:
+        return _split_rows(split, stamp(path))
+    except DataError as exc:
+        fail(f"The {split} split could not be read.", str(exc),
+             f"Regenerate the data with `python -m ticketnet synth`, or point the environment variable `{DATA_ENV}` "
+             "at a folder holding `train.csv`, `valid.csv` and `test.csv`, then reload this page.")
+
+
+@st.cache_data(show_spinner="Routing every ticket of the split…", max_entries=6)
+def _split_table(split: str, data_key: tuple, weights_key: tuple) -> pd.DataFrame:
+    rows = _split_rows(split, data_key)
+    r = _load_router(str(weights_path()), weights_key)
+    encoded = [r.encode(t) for t in rows["text"]]
+    probs = r.predict_encoded(encoded)
+    conf, pred = probs.max(dim=1)
+    teams = list(r.teams)
+    df = pd.DataFrame({
+        "ticket_id": rows["ticket_id"],
+        "text": rows["text"],
+        "team": rows["team"],
+        "predicted": [teams[i] for i in pred.tolist()],
+        "confidence": conf.double().numpy().round(4),
+        "tokens": [len(e.ids) for e in encoded],
+        "pattern": rows["pattern"],
+    })
+    df["correct"] = df["team"].eq(df["predicted"])
+    df["truncated"] = [e.truncated for e in encoded]
+    for i, t in enumerate(teams):
+        df[f"p_{t}"] = probs[:, i].double().numpy().round(4)
+    return df
+
+
+def split_table(split: str) -> pd.DataFrame:
+    """Every ticket of the split with the router's prediction: ticket_id, text, team, predicted, confidence,
+    tokens, pattern, correct, truncated, p_<team>."""
+    split_rows(split)                                  # fails readably first
+    router()
+    try:
+        return _split_table(split, stamp(split_path(split)), weights_stamp())
+    except ValueError as exc:                          # a ticket with no token at all
+        fail(f"The {split} split could not be routed.", str(exc), "Fix or remove that ticket, then reload.")
+
+
+def find_ticket(ticket_id: str) -> tuple[str, dict] | None:
+    """(split, row) of a ticket id, looking in valid, test, then train; None if no split has it."""
+    for split in SPLITS:
+        path = split_path(split)
+        if not path.is_file():
+            continue
+        try:
+            rows = _split_rows(split, stamp(path))
+        except DataError:
+            continue
+        hit = rows[rows["ticket_id"] == ticket_id]
+        if len(hit):
+            return split, hit.iloc[0].to_dict()
+    return None
+
+
+def quality(split: str) -> dict:
+    """ticketnet.metrics.summarize of the router on the split (accuracy, per-team P/R/F1, confusion)."""
+    from ticketnet.metrics import summarize
+
+    df = split_table(split)
+    teams = list(router().teams)
+    probs = torch.tensor(df[[f"p_{t}" for t in teams]].to_numpy())
+    y = torch.tensor([teams.index(t) for t in df["team"]])
+    hard = torch.tensor(df["pattern"].isin(["negated", "two_topics", "ambiguous"]).to_numpy())
+    return summarize(probs, y, tuple(teams), hard)
+
+
+# -- one ticket -------------------------------------------------------------------------------------------
+@st.cache_data(show_spinner="Running the ticket through the from-scratch attention…", max_entries=256)
+def _inspection(text: str, weights_key: tuple):
+    r = _load_router(str(weights_path()), weights_key)
+    return ticketnet.inspect_ticket(r, text)
+
+
+def inspection(text: str):
+    """ticketnet.inspect_ticket for this text, computed once per text (block/query changes reuse it)."""
+    router()
+    return _inspection(text, weights_stamp())
+
+
+@st.cache_data(show_spinner="Measuring what each token does (removal, <unk>, gradients, ERASER)…", max_entries=128)
+def _interpretation(text: str, target: int | None, evidence: str, weights_key: tuple):
+    from ticketnet.interpret import interpret_ticket
+
+    r = _load_router(str(weights_path()), weights_key)
+    return interpret_ticket(r, text, target=target, evidence=evidence)
+
+
+def interpretation(text: str, target: int | None = None, evidence: str = ""):
+    """ticketnet.interpret.interpret_ticket, once per (text, target, evidence)."""
+    router()
+    return _interpretation(text, target, evidence or "", weights_stamp())
+
+
+# -- a whole split: computed on request, kept for the life of the server ------------------------------------
+@dataclass
+class _Store:
+    lock: threading.Lock
+    tables: dict
+
+
+@st.cache_resource
+def _split_store() -> _Store:
+    return _Store(threading.Lock(), {})
+
+
+def _split_key(split: str, kind: str) -> tuple:
+    return (kind, split, stamp(split_path(split)), weights_stamp())
+
+
+def split_interpretation(split: str) -> pd.DataFrame | None:
+    """The split's interpretation table if it was computed already (by anyone), else None."""
+    return _split_store().tables.get(_split_key(split, "interpret"))
+
+
+def compute_split_interpretation(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """ticketnet.interpret.interpret_split over the split (target: predicted team), stored for reuse."""
+    from ticketnet.interpret import interpret_split
+
+    store, key = _split_store(), _split_key(split, "interpret")
+    with store.lock:
+        if key in store.tables:
+            return store.tables[key]
+        rows = split_rows(split)
+        table = interpret_split(router(), rows.to_dict("records"), progress=progress)
+        store.tables[key] = table
+        return table
+
+
+def _head_importance(split: str) -> pd.DataFrame:
+    from ticketnet.interpret import head_importance
+    from ticketnet.model import pad_batch
+
+    r = router()
+    rows = split_rows(split)
+    encoded = [r.encode(t) for t in rows["text"]]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
+    teams = list(r.teams)
+    labels = torch.tensor([teams.index(t) for t in rows["team"]])
+    parts = []
+    # Tickets sorted by length in chunks, so padding stays small; the chunks' means are averaged by size.
+    for s in range(0, len(order), 256):
+        idx = order[s : s + 256]
+        ids, is_pad = pad_batch([encoded[i].ids for i in idx])
+        part = head_importance(r.model, ids, is_pad, labels[idx])
+        part["_n"] = len(idx)
+        parts.append(part)
+    df = pd.concat(parts)
+    for c in ("accuracy", "accuracy_drop", "prob_drop"):
+        df[c] = df[c] * df["_n"] / len(order)
+    return df.groupby(["block", "head"], as_index=False)[["accuracy", "accuracy_drop", "prob_drop"]].sum()
+
+
+def head_importance(split: str) -> pd.DataFrame | None:
+    """block, head, accuracy (head masked), accuracy_drop, prob_drop (mean drop in p(true team)) on the split,
+    if computed already, else None."""
+    return _split_store().tables.get(_split_key(split, "heads"))
+
+
+def compute_head_importance(split: str) -> pd.DataFrame:
+    """Mask each head in turn over the split (Michel et al. 2019); stored for reuse."""
+    store, key = _split_store(), _split_key(split, "heads")
+    with store.lock:
+        if key not in store.tables:
+            store.tables[key] = _head_importance(split)
+        return store.tables[key]

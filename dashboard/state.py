@@ -1,0 +1,140 @@
+"""The picked ticket: kept in `st.session_state`, mirrored in the URL (`?ticket=T-65052`), shared by every page.
+
+A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
+its text lives in the session, and short texts (≤ `URL_TEXT_LIMIT` characters) also ride in ``?text=``
+so that a link to them works. The URL wins only when it differs from what this session last wrote
+there (a pasted link, a new tab); otherwise the session's pick wins, so picking in the table is never
+undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dashboard import loading
+
+DEFAULT_TICKET = "T-65052"
+CUSTOM = "custom"
+URL_TEXT_LIMIT = 300
+
+_TICKET = "picked_ticket"        # ticket id or CUSTOM
+_TEXT = "custom_text"            # the typed ticket
+_WROTE = "_url_written"          # (ticket, text) this session last wrote to the URL
+_NOTICE = "_url_notice"          # a message about a URL that could not be followed
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The ticket every page shows."""
+
+    ticket_id: str               # an id, or "custom"
+    text: str
+    team: str | None = None      # true team, for split tickets
+    split: str | None = None
+    evidence: str = ""
+    pattern: str = ""
+    distractor: str = ""
+
+    @property
+    def custom(self) -> bool:
+        return self.ticket_id == CUSTOM
+
+    @property
+    def label(self) -> str:
+        return "your ticket" if self.custom else self.ticket_id
+
+
+def _ss():
+    return st.session_state
+
+
+def sync_with_url() -> None:
+    """Adopt a ticket named by the URL if it is new to this session, then write the session's pick back."""
+    ss = _ss()
+    qp = st.query_params
+    url_ticket = qp.get("ticket")
+    url_text = qp.get("text")
+    written = ss.get(_WROTE)
+    if url_ticket is not None and (url_ticket, url_text) != written:
+        url_ticket = url_ticket.strip()
+        if url_ticket == CUSTOM:
+            if url_text and url_text.strip():
+                ss[_TEXT] = url_text
+                ss[_TICKET] = CUSTOM
+            elif ss.get(_TEXT):
+                ss[_TICKET] = CUSTOM
+            else:
+                ss[_NOTICE] = ("The link names a typed ticket, but its text is not in the link (long texts stay in "
+                               "the browser session that typed them). Showing the default ticket instead.")
+        elif url_ticket:
+            if loading.find_ticket(url_ticket) is not None:
+                ss[_TICKET] = url_ticket
+            else:
+                ss[_NOTICE] = (f"Ticket {url_ticket!r} from the link is in none of the splits "
+                               f"({', '.join(loading.SPLITS)}); showing {ss.get(_TICKET, DEFAULT_TICKET)} instead.")
+    ss.setdefault(_TICKET, DEFAULT_TICKET)
+    _write_url()
+
+
+def _write_url() -> None:
+    ss = _ss()
+    ticket = ss[_TICKET]
+    text = ss.get(_TEXT) if ticket == CUSTOM else None
+    carried = text if text is not None and len(text) <= URL_TEXT_LIMIT else None
+    if st.query_params.get("ticket") != ticket:
+        st.query_params["ticket"] = ticket
+    if carried is not None:
+        if st.query_params.get("text") != carried:
+            st.query_params["text"] = carried
+    elif "text" in st.query_params:
+        del st.query_params["text"]
+    ss[_WROTE] = (ticket, carried)
+
+
+def url_notice() -> str | None:
+    """A message about a URL ticket that could not be followed (shown once)."""
+    return _ss().pop(_NOTICE, None)
+
+
+def pick_ticket(ticket_id: str) -> None:
+    """Pick a split ticket by id (the caller has checked it exists)."""
+    _ss()[_TICKET] = ticket_id
+    _write_url()
+
+
+def pick_custom(text: str) -> None:
+    """Pick a typed ticket (the caller has checked it is not blank)."""
+    ss = _ss()
+    ss[_TEXT] = text
+    ss[_TICKET] = CUSTOM
+    _write_url()
+
+
+def custom_text() -> str:
+    return _ss().get(_TEXT, "")
+
+
+def current() -> Pick:
+    """The picked ticket. Falls back to the default ticket (then to the first valid ticket) if the pick is gone."""
+    ss = _ss()
+    ticket = ss.get(_TICKET, DEFAULT_TICKET)
+    if ticket == CUSTOM and ss.get(_TEXT, "").strip():
+        return Pick(CUSTOM, ss[_TEXT])
+    for candidate in (ticket, DEFAULT_TICKET):
+        if candidate == CUSTOM:
+            continue
+        found = loading.find_ticket(candidate)
+        if found is not None:
+            split, row = found
+            if candidate != ticket:
+                ss[_TICKET] = candidate
+                _write_url()
+            return Pick(candidate, row["text"], row.get("team"), split, row.get("evidence", "") or "",
+                        row.get("pattern", "") or "", row.get("distractor", "") or "")
+    first = loading.split_rows(loading.SPLITS[0]).iloc[0].to_dict()
+    ss[_TICKET] = first["ticket_id"]
+    _write_url()
+    return Pick(first["ticket_id"], first["text"], first.get("team"), loading.SPLITS[0], first.get("evidence", ""),
+                first.get("pattern", ""), first.get("distractor", ""))

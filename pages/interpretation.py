@@ -1,0 +1,213 @@
+"""Interpretation: does what the router attends to matter? Attention beside removal effects, gradients, ERASER."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, loading, narrative, state, ui
+from dashboard.loading import md_escape
+
+ATTENTION_SIGNALS_DEFAULT = ("rollout", "mean attention b2", "integrated gradients")
+ERASER_DEFAULT = ("removal", "rollout", "mean attention b1", "mean attention b2", "integrated gradients", "random")
+
+st.title("Interpretation")
+st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here by "
+           "changing the ticket: delete a token (or replace it with <unk>) and watch p(team) move. Gradients and "
+           "ERASER scores add two more views; the split-wide section tests whether one ticket's story holds.")
+
+router = loading.router()
+teams = list(router.teams)
+pick = state.current()
+try:
+    ins = loading.inspection(pick.text)
+except ValueError as exc:
+    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
+    st.stop()
+text_key = hashlib.sha1(pick.text.encode("utf-8")).hexdigest()[:12]
+
+with st.container(border=True):
+    ui.ticket_header(pick, ins.probs, teams, ins.tokens)
+    ui.notices(ins.encoded)
+
+predicted = int(ins.predicted)
+t1, t2 = st.columns([1, 3], vertical_alignment="bottom")
+target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)), index=predicted,
+                      format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
+                      key=f"target_{text_key}")
+ti = loading.interpretation(pick.text, target, pick.evidence)
+team = teams[target]
+if ti.note:
+    t2.info(md_escape(ti.note), icon=":material/info:")
+
+signal_names = [s for s in ti.signals if s not in ("removal", "unk replacement")]
+has_effect = "removal" in ti.per_token.columns
+
+# -- per-token effect beside attention --------------------------------------------------------------------------
+st.header("What each token does, beside what attention says", divider="gray")
+chosen = st.multiselect("Attention and gradient signals to show beside the effects", signal_names,
+                        default=[s for s in ATTENTION_SIGNALS_DEFAULT if s in signal_names], key="signals_shown",
+                        help="b1 h2 = block 1, head 2: the mean weight each token receives from all reading tokens. "
+                             "mean attention = the same averaged over the block's heads. rollout = attention "
+                             "followed through both blocks with the residual stream (Abnar & Zuidema 2020). "
+                             "integrated gradients = attribution of p(target) to each token's embedding.")
+if has_effect:
+    st.caption(f"Red bars: deleting (or <unk>-replacing) the token lowers p({md_escape(team)}); blue: raises it. "
+               "TV = total variation, how much of the whole team distribution moves, any direction.")
+    effects = ["removal", "unk replacement", "removal TV"]
+    st.altair_chart(charts.removal_chart(ti.per_token, effects, chosen), width="content")
+else:
+    st.altair_chart(charts.removal_chart(ti.per_token, [], chosen or signal_names[:1]), width="content")
+
+focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names,
+                     index=signal_names.index("rollout") if "rollout" in signal_names else 0, key="focus_signal")
+if has_effect:
+    st.altair_chart(charts.token_highlight(ti.tokens, ti.per_token["removal"],
+                                           title=f"text coloured by removal effect on p({team}) (red: lowers it)",
+                                           diverging=True), width="content")
+st.altair_chart(charts.token_highlight(ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}"),
+                width="content")
+
+with st.expander("Per-token numbers (table and CSV)"):
+    num_cols = [c for c in ti.per_token.columns if c not in ("position", "token")]
+    st.dataframe(ti.per_token, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in num_cols
+                                if c != "evidence"})
+    ui.csv_download(ti.per_token, "per-token table (CSV)", f"ticketnet_{pick.label}_per_token.csv", key="dl_tokens")
+
+# -- agreement ----------------------------------------------------------------------------------------------------
+if has_effect:
+    st.header("Do they agree?", divider="gray")
+    a1, a2 = st.columns([3, 2], gap="large")
+    with a1:
+        agreement = ti.agreement.copy()
+        rnd = ti.random_tau.numpy() if len(ti.random_tau) else np.empty(0)
+        if rnd.size:
+            lo, hi = np.nanpercentile(rnd, [5, 95])
+            agreement["beyond chance"] = agreement["kendall_tau"].map(
+                lambda t: "yes" if t > hi else ("reversed" if t < lo else "no") if np.isfinite(t) else "—")
+            st.caption(f"Each signal ranked against the removal effect over the {ti.n} tokens. Random orderings give "
+                       f"τ between {lo:.2f} and {hi:.2f} (90% of {rnd.size} draws) on this ticket: a τ inside that "
+                       "band is no evidence of agreement.")
+        st.dataframe(agreement, hide_index=True, width="stretch", column_config={
+            "kendall_tau": st.column_config.NumberColumn("Kendall τ", format="%.3f"),
+            "spearman": st.column_config.NumberColumn("Spearman ρ", format="%.3f"),
+            "top3_overlap": st.column_config.NumberColumn("top-3 overlap", format="%.2f",
+                                                          help="share of the signal's 3 highest tokens that are "
+                                                               "among the 3 with the largest removal effect")})
+        ui.csv_download(agreement, "agreement (CSV)", f"ticketnet_{pick.label}_agreement.csv", key="dl_agreement")
+    with a2:
+        from ticketnet.interpret import disagreements
+
+        found = disagreements(ti.signals[focus], ti.signals["removal"], ti.tokens, k=3)
+        for key, heading in (("high_attention_low_effect", f"High {focus}, low effect"),
+                             ("low_attention_high_effect", f"Low {focus}, high effect")):
+            st.markdown(f"**{md_escape(heading)}**")
+            rows = pd.DataFrame(found[key], columns=["position", "token", focus, "removal effect"])
+            if len(rows):
+                st.dataframe(rows, hide_index=True, width="stretch", column_config={
+                    focus: st.column_config.NumberColumn(format="%.3f"),
+                    "removal effect": st.column_config.NumberColumn(format="%.3f")})
+            else:
+                st.caption("none: the two rankings agree here")
+
+    # -- what this shows --------------------------------------------------------------------------------------------
+    st.subheader("What this shows, and what it does not")
+    lines = narrative.statements(ti.per_token, ti.patterns, ti.tokens, team, ui.default_query_row(ti.tokens),
+                                 ti.agreement, ti.random_tau, signal=focus)
+    st.markdown("\n".join(f"- {md_escape(s)}" for s in lines))
+
+    # -- ERASER -------------------------------------------------------------------------------------------------------
+    st.header("Faithfulness: ERASER comprehensiveness and sufficiency", divider="gray")
+    st.caption("Take each signal's top tokens (1% to 50% of the ticket). Comprehensiveness: how much p(target) drops "
+               "when they are removed (higher = the signal found what the model needs). Sufficiency: how much it "
+               "drops when only they are kept (lower = they suffice). AOPC = the mean over the five sizes. 'random' "
+               "is a random ordering every signal should beat.")
+    e_signals = st.multiselect("Signals", sorted(set(ti.eraser["signal"])), key="eraser_signals",
+                               default=[s for s in ERASER_DEFAULT if s in set(ti.eraser["signal"])])
+    e1, e2 = st.columns([3, 2], gap="large")
+    with e1:
+        st.altair_chart(charts.eraser_chart(ti.eraser, e_signals or None), width="content")
+    with e2:
+        st.dataframe(ti.aopc, hide_index=True, width="stretch", column_config={
+            "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
+            "sufficiency": st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
+        ui.csv_download(ti.eraser, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
+
+# -- evidence -------------------------------------------------------------------------------------------------------
+if ti.evidence is not None:
+    st.header("Evidence recovery", divider="gray")
+    st.caption("The annotated evidence of this ticket (below, as plain text). How well each signal ranks the evidence "
+               "tokens first: average precision (AUPRC) and F1 of its top tokens; base rate = share of tokens that "
+               "are evidence, what a random ranking scores on average.")
+    st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
+    if "evidence" in ti.per_token.columns:
+        st.altair_chart(charts.token_highlight(ti.tokens, ti.per_token["evidence"].astype(float),
+                                               title="evidence tokens"), width="content")
+    st.dataframe(ti.evidence, hide_index=True, width="stretch", column_config={
+        "auprc": st.column_config.NumberColumn("AUPRC", format="%.3f"),
+        "token_f1": st.column_config.NumberColumn("token F1", format="%.3f"),
+        "base_rate": st.column_config.NumberColumn("base rate", format="%.3f")})
+
+# -- across the split -----------------------------------------------------------------------------------------------
+st.header("Across a split", divider="gray")
+split = st.segmented_control("Split", loading.SPLITS, default="valid", key="interp_split", required=True) or "valid"
+n_split = len(loading.split_rows(split))
+s1, s2 = st.columns(2, gap="large")
+
+with s1:
+    st.subheader("Head importance")
+    importance = loading.head_importance(split)
+    if importance is None:
+        st.caption(f"Switch off one head at a time over the {n_split} tickets and measure what routing loses "
+                   "(Michel et al. 2019).")
+        if st.button("Compute head importance", icon=":material/calculate:", key="btn_heads"):
+            with st.spinner("Masking each head in turn…"):
+                loading.compute_head_importance(split)
+            st.rerun()
+    else:
+        st.altair_chart(charts.head_importance_chart(importance), width="content")
+        hb1, hb2 = st.columns(2)
+        blk = hb1.selectbox("Block", [1, 2], key="imp_block")
+        hd = hb2.selectbox("Head", [1, 2, 3, 4], key="imp_head")
+        row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
+        st.markdown(f"Masking **block {blk} head {hd}** costs {row['accuracy_drop']:.3f} accuracy and "
+                    f"{row['prob_drop']:.3f} of p(true team) on average. Its pattern on this ticket:")
+        st.altair_chart(charts.head_heatmap(ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk),
+                        width="content")
+
+with s2:
+    st.subheader("Attention against effect, ticket by ticket")
+    interp = loading.split_interpretation(split)
+    if interp is None:
+        st.caption(f"For each of the {n_split} tickets: Kendall τ of every attention signal against the deletion "
+                   "effect (target: predicted team), and ERASER AOPC. A few minutes for valid or test; computed "
+                   "once and shared with the Tickets page.")
+        if st.button("Compute interpretation for this split", icon=":material/calculate:", key="btn_split"):
+            bar = st.progress(0.0, text="Interpreting the split…")
+
+            def progress(done: int, total: int) -> None:
+                bar.progress(done / max(total, 1), text=f"Interpreting the split: {done} of {total} tickets")
+
+            loading.compute_split_interpretation(split, progress)
+            bar.empty()
+            st.rerun()
+    else:
+        st.altair_chart(charts.tau_distribution(interp, random_column="tau random"), width="content")
+        long = charts.tau_long(interp, random_column="tau random")
+        med = long.groupby("signal", sort=False)["tau"].median()
+        rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))
+        best = med.drop(charts.RANDOM_SIGNAL, errors="ignore").idxmax()
+        st.markdown(md_escape(
+            f"Median τ: {best} {med[best]:.2f} (best), random {rnd_med:.2f}. The grey box is what random orderings "
+            "give; a signal whose box sits on it tells you no more about which words matter than chance."))
+        comp = {c[len("comprehensiveness "):]: interp[c].mean() for c in interp.columns if c.startswith("comprehensiveness ")}
+        suff = {c[len("sufficiency "):]: interp[c].mean() for c in interp.columns if c.startswith("sufficiency ")}
+        means = pd.DataFrame({"signal": list(comp), "comprehensiveness": list(comp.values()),
+                              "sufficiency": [suff.get(s, np.nan) for s in comp]})
+        st.altair_chart(charts.mean_eraser_chart(means, ["comprehensiveness", "sufficiency"]), width="content")
+        ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
+                        key="dl_split_interp")

@@ -1,0 +1,214 @@
+"""Tickets: pick a ticket (click a row, or write your own) and see how well the router does on a split."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, loading, state, ui
+from dashboard.loading import md_escape
+
+TABLE_KEY = "ticket_table"
+CONFUSION_KEY = "confusion"
+SEARCH_KEY = "ticket_search"
+_SHOWN_IDS = "_ticket_table_ids"
+
+
+_APPLIED = "_ticket_table_applied"
+
+
+def take_table_pick() -> None:
+    """Pick the ticket whose row the user selected in the previous run's table.
+
+    Each run sets the table's selection to the picked ticket's row (`_APPLIED`); a selection that differs
+    from it came from the user. Its row position indexes the ids shown in that run (`_SHOWN_IDS`). A click
+    that only clears the selection keeps the pick.
+    """
+    event = st.session_state.get(TABLE_KEY)
+    try:
+        rows = list(event["selection"]["rows"]) if event else []
+    except (KeyError, TypeError):
+        rows = []
+    shown = st.session_state.get(_SHOWN_IDS, [])
+    if rows != st.session_state.get(_APPLIED, []) and rows and 0 <= rows[0] < len(shown):
+        state.pick_ticket(shown[rows[0]])
+
+
+st.title("Tickets")
+st.caption("Pick a ticket by clicking its row, or write your own. The picked ticket follows you to the Heads and "
+           "Interpretation pages and lives in the URL, so a link opens the same ticket.")
+
+notice = state.url_notice()
+if notice:
+    st.warning(notice, icon=":material/link_off:")
+
+router = loading.router()
+teams = list(router.teams)
+take_table_pick()
+
+# -- the picked ticket ----------------------------------------------------------------------------------------
+pick = state.current()
+try:
+    ins = loading.inspection(pick.text)
+except ValueError as exc:                        # a typed ticket with nothing the tokenizer keeps
+    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
+    st.stop()
+with st.container(border=True):
+    ui.ticket_header(pick, ins.probs, teams, ins.tokens)
+    ui.notices(ins.encoded)
+
+# -- write your own ticket ------------------------------------------------------------------------------------
+with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/edit_note:"):
+    with st.form("write_ticket", border=False):
+        typed = st.text_area("Ticket text", value=state.custom_text(), height=110, max_chars=20_000,
+                             placeholder="e.g. My card was charged twice for one order. Can you refund one?",
+                             help=f"The router reads the first {router.max_len} tokens (words, numbers and each "
+                                  "punctuation mark). Shown as plain text, never as HTML.")
+        submitted = st.form_submit_button("Route this ticket", icon=":material/send:", type="primary")
+    if submitted:
+        if not typed or not typed.strip():
+            st.warning("The ticket is empty: type a few words first.", icon=":material/edit_off:")
+        else:
+            try:
+                router.encode(typed)
+            except ValueError as exc:
+                st.warning(f"This ticket cannot be routed: {md_escape(exc)}.", icon=":material/edit_off:")
+            else:
+                state.pick_custom(typed)
+                st.rerun()
+
+# -- a split: quality and the table ---------------------------------------------------------------------------
+st.header("Tickets of a split", divider="gray")
+split = st.segmented_control("Split", loading.SPLITS, default="valid", key="split", required=True,
+                             help="valid: used to pick the best epoch; test: held out; train: what the router "
+                                  "learnt from")
+split = split or "valid"
+table = loading.split_table(split)
+summary = loading.quality(split)
+
+q_left, q_right = st.columns([2, 3], gap="large")
+with q_left:
+    st.subheader("Model quality")
+    m1, m2, m3 = st.columns(3)
+    m1.metric("accuracy", f"{summary['accuracy']:.3f}", help=f"{summary['n']} tickets in the {split} split")
+    m2.metric("macro F1", f"{summary['macro_f1']:.3f}")
+    if "hard_accuracy" in summary:
+        m3.metric("hard tickets", f"{summary['hard_accuracy']:.3f}",
+                  help=f"accuracy on the {summary['hard_n']} negated, two-topic and ambiguous tickets")
+    per_team = pd.DataFrame([{"team": t, **v} for t, v in summary["per_team"].items()])
+    per_team["support"] = per_team["support"].astype(int)
+    st.dataframe(per_team, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                for c in ("precision", "recall", "f1")})
+    ui.csv_download(per_team, "per-team metrics (CSV)", f"ticketnet_{split}_per_team.csv", key="dl_per_team")
+with q_right:
+    st.subheader("Confusion matrix")
+    confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get('_confusion_reset', 0)}"
+    event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
+                            on_select="rerun", selection_mode=charts.CONFUSION_PARAM)
+    try:
+        picked_cells = event["selection"].get(charts.CONFUSION_PARAM) or []
+    except (KeyError, TypeError, AttributeError):
+        picked_cells = []
+    cell = picked_cells[0] if picked_cells else None
+
+# -- filters ----------------------------------------------------------------------------------------------------
+interp = loading.split_interpretation(split)
+view = table
+st.subheader("Find a ticket")
+f1, f2, f3, f4, f5, f6 = st.columns([1.1, 1.1, 1.3, 1.2, 1.5, 1.9], gap="small", vertical_alignment="bottom")
+true_filter = f1.selectbox("True team", ["any", *teams], key="true_filter")
+pred_filter = f2.selectbox("Predicted team", ["any", *teams], key="pred_filter")
+patterns = sorted(p for p in table["pattern"].unique() if p)
+pattern_filter = f3.multiselect("Pattern", patterns, key="pattern_filter", placeholder="any") if patterns else []
+misrouted = f4.toggle("Misrouted only", key="misrouted")
+lo, hi = f5.slider("Confidence", 0.0, 1.0, (0.0, 1.0), step=0.01, key="confidence_range")
+search = f6.text_input("Search id or text", key=SEARCH_KEY, placeholder="e.g. T-65052 or refund")
+
+if cell:
+    view = view[(view["team"] == cell.get("true")) & (view["predicted"] == cell.get("predicted"))]
+if true_filter != "any":
+    view = view[view["team"] == true_filter]
+if pred_filter != "any":
+    view = view[view["predicted"] == pred_filter]
+if misrouted:
+    view = view[~view["correct"]]
+if pattern_filter:
+    view = view[view["pattern"].isin(pattern_filter)]
+view = view[(view["confidence"] >= lo) & (view["confidence"] <= hi)]
+if search.strip():
+    needle = search.strip()
+    view = view[view["ticket_id"].str.contains(needle, case=False, regex=False)
+                | view["text"].str.contains(needle, case=False, regex=False)]
+
+if interp is not None:
+    view = view.merge(interp[["ticket_id", "disagreement", "tau rollout"]], on="ticket_id", how="left")
+
+columns = ["ticket_id", "text", "team", "predicted", "confidence", "correct", "tokens", "pattern"]
+if interp is not None:
+    columns += ["disagreement", "tau rollout"]
+view = view[columns].reset_index(drop=True)
+
+status = f"{len(view)} of {len(table)} tickets"
+if cell:
+    status += f" · confusion cell: true {cell.get('true')} → predicted {cell.get('predicted')}"
+s1, s2 = st.columns([4, 1])
+s1.caption(md_escape(status) + " · click a row to pick that ticket; click a column header to sort")
+if cell and s2.button("Clear the confusion filter", icon=":material/filter_alt_off:"):
+    st.session_state["_confusion_reset"] = st.session_state.get("_confusion_reset", 0) + 1
+    st.rerun()
+
+# Show the picked ticket as the selected row if it is in view.
+shown_ids = view["ticket_id"].tolist()
+st.session_state[_SHOWN_IDS] = shown_ids
+picked_pos = [shown_ids.index(pick.ticket_id)] if pick.ticket_id in shown_ids else []
+st.session_state[TABLE_KEY] = {"selection": {"rows": picked_pos, "columns": []}}
+st.session_state[_APPLIED] = picked_pos
+
+config = {
+    "ticket_id": st.column_config.TextColumn("ticket", width="small", pinned=True),
+    "text": st.column_config.TextColumn("text", width="large"),
+    "team": st.column_config.TextColumn("true team", width="small"),
+    "predicted": st.column_config.TextColumn("predicted", width="small"),
+    "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0, format="%.2f",
+                                                  width="small"),
+    "correct": st.column_config.CheckboxColumn("correct", width="small"),
+    "tokens": st.column_config.NumberColumn("tokens", width="small", help="length in tokens (the router reads "
+                                                                          f"at most {router.max_len})"),
+    "pattern": st.column_config.TextColumn("pattern", width="small",
+                                           help="how the ticket was written: plain, negated, two topics, "
+                                                "ambiguous, noisy (mislabelled on purpose)"),
+    "disagreement": st.column_config.NumberColumn(
+        "attention disagrees with effect", format="%.2f",
+        help="(1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
+             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed. Sort to find where attention "
+             "misleads."),
+    "tau rollout": st.column_config.NumberColumn("τ rollout vs removal", format="%.2f"),
+}
+st.dataframe(view, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
+             column_config=config, width="stretch", height=460)
+
+d1, d2, d3 = st.columns([1, 1, 2])
+with d1:
+    ui.csv_download(view, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
+
+with d3:
+    if interp is None:
+        estimate = len(table) * 0.15
+        if st.button("Compute interpretation for this split", icon=":material/calculate:",
+                     help=f"For every ticket: Kendall τ of each attention signal against the removal effect, "
+                          f"and ERASER scores. About {estimate / 60:.0f} min for {len(table)} tickets on a laptop; "
+                          "computed once, then kept while the dashboard runs."):
+            bar = st.progress(0.0, text="Interpreting the split…")
+
+            def progress(done: int, total: int) -> None:
+                bar.progress(done / max(total, 1), text=f"Interpreting the split: {done} of {total} tickets")
+
+            loading.compute_split_interpretation(split, progress)
+            bar.empty()
+            st.rerun()
+    else:
+        st.caption("Split interpretation computed: sort by *attention disagrees with effect*. The Interpretation "
+                   "page shows the split-wide results.")
+        ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
+                        key="dl_interp")

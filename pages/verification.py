@@ -1,0 +1,87 @@
+"""Verification: the parity suite run live, the very rows `tests/test_parity.py` asserts on."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import loading, state
+from dashboard.loading import md_escape
+from ticketnet import parity
+
+COMPANIONS = 15          # valid tickets padded together with the picked one (as CI pads the first 16)
+
+
+@st.cache_data(show_spinner="Running one head and MultiHead against PyTorch…")
+def synthetic_rows(run: int) -> tuple[list[parity.ParityRow], float]:
+    t0 = time.perf_counter()
+    rows = parity.formula_rows()
+    return rows, time.perf_counter() - t0
+
+
+@st.cache_data(show_spinner="Running the shipped model's two blocks on the ticket…", max_entries=64)
+def model_rows(text: str, weights_key: tuple, run: int) -> list[parity.ParityRow]:
+    return parity.model_rows(loading.router(), text)
+
+
+@st.cache_data(show_spinner="Running a padded batch and the masked-token invariance check…", max_entries=64)
+def padded_rows(texts: tuple[str, ...], weights_key: tuple, run: int) -> list[parity.ParityRow]:
+    return parity.padded_batch_rows(loading.router(), list(texts))
+
+
+def table(rows: list[parity.ParityRow]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "what was compared": [r.check for r in rows],
+        "case": [r.case for r in rows],
+        "dtype": [r.dtype for r in rows],
+        "largest difference": [f"{r.max_diff:.1e}" for r in rows],
+        "tolerance": [f"{r.tolerance:.0e}" if r.tolerance else "0 (exact)" for r in rows],
+        "result": ["pass" if r.passed else "FAIL" for r in rows],
+    })
+
+
+def show(rows: list[parity.ParityRow], title: str) -> None:
+    passed = sum(r.passed for r in rows)
+    st.subheader(title)
+    (st.success if passed == len(rows) else st.error)(f"{passed} of {len(rows)} checks pass")
+    st.dataframe(table(rows), hide_index=True, width="stretch")
+
+
+st.title("Verification")
+st.markdown("Every row below is computed now, on this machine, by `ticketnet.parity`: the same functions the "
+            "pytest suite asserts on, so this page and CI cannot disagree. Each row names what was compared, "
+            "the largest absolute difference, and the tolerance it must stay within.")
+run = st.session_state.setdefault("verification_run", 0)
+if st.button("Run the suite again", key="verification_rerun", icon=":material/refresh:"):
+    run = st.session_state["verification_run"] = run + 1
+
+rows, seconds = synthetic_rows(run)
+show(rows, "The formula against PyTorch")
+st.caption(f"One head: `attention()` against `F.scaled_dot_product_attention`. Multi-head: `MultiHead` against "
+           f"`nn.MultiheadAttention` holding the same weights, outputs and per-head weights. Three sequences padded "
+           f"to lengths {', '.join(map(str, parity.LENGTHS))}; no mask, causal, padding, both; float32 and float64. "
+           f"Ran in {seconds * 1000:.0f} ms.")
+
+router = loading.router()
+pick = state.current()
+label = "your ticket" if pick.custom else pick.ticket_id
+try:
+    show(model_rows(pick.text, loading.weights_stamp(), run), f"The shipped model on {label}")
+except ValueError as exc:
+    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
+    st.stop()
+st.caption("Both blocks: from-scratch `MultiHead` weights, attention outputs and block outputs against "
+           "PyTorch's own trained layers fed the same inputs, and the logits.")
+
+valid = loading.split_rows("valid")
+others = [t for t in valid["text"].tolist() if t != pick.text][:COMPANIONS]
+try:
+    batch = padded_rows(tuple([pick.text, *others]), loading.weights_stamp(), run)
+except ValueError as exc:
+    st.info(f"The padded-batch check could not run: {md_escape(exc)}")
+else:
+    show(batch, f"A padded batch: {label} with {len(others)} valid tickets")
+    st.caption("The tickets are padded to the longest one. The last row changes every padded token to a real "
+               "word and reruns the model: nothing at an unmasked position, and no logit, may move at all.")

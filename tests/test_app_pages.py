@@ -1,0 +1,269 @@
+"""Every dashboard page run headless with Streamlit's AppTest: the default ticket, a ticket from the URL, a typed
+ticket, a table pick, a changed query row and block, bad input and bad files, with no exception anywhere."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import APP, DEFAULT_TICKET
+
+st_testing = pytest.importorskip("streamlit.testing.v1")
+AppTest = st_testing.AppTest
+
+HEADS = "../pages/heads.py"                  # pages are given relative to the entry script, dashboard/app.py
+INTERPRETATION = "../pages/interpretation.py"
+TIMEOUT = 90
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    return at
+
+
+def _texts(at) -> list[str]:
+    return [e.value for e in at.text]
+
+
+def _markdown(at) -> str:
+    """All Markdown on the page with backslash escapes removed (ticket values are escaped when rendered)."""
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(e.value) for e in at.markdown))
+
+
+def _ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _predicted(router, text: str) -> str:
+    return router.teams[int(router.predict_texts([text])[0].argmax())]
+
+
+def _metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+# -- Tickets ---------------------------------------------------------------------------------------------------
+def test_tickets_page_shows_the_default_ticket_its_prediction_and_the_split(app_env, router, valid_rows):
+    at = _app().run()
+    _ok(at)
+    assert at.query_params["ticket"] == DEFAULT_TICKET
+    default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
+    assert default["text"] in _texts(at)
+    assert _metric(at, "prediction") == _predicted(router, default["text"])
+    if app_env.shipped:
+        assert _metric(at, "prediction") == "payments"
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert len(table) == len(valid_rows)
+    assert {"ticket_id", "text", "team", "predicted", "confidence", "correct", "tokens"} <= set(table.columns)
+    accuracy = float(_metric(at, "accuracy"))
+    assert accuracy == pytest.approx((table["team"] == table["predicted"]).mean(), abs=1e-3)
+    assert at.session_state["picked_ticket"] == DEFAULT_TICKET
+
+
+def test_a_ticket_named_in_the_url_is_shown_on_every_page(app_env, valid_rows):
+    other = next(r for r in valid_rows if r["ticket_id"] != DEFAULT_TICKET)
+    at = _app(ticket=other["ticket_id"]).run()
+    _ok(at)
+    assert other["text"] in _texts(at)
+    assert other["ticket_id"] in _markdown(at)
+    at.switch_page(HEADS).run()
+    _ok(at)
+    assert other["text"] in _texts(at)
+    assert at.query_params["ticket"] == other["ticket_id"]
+
+
+def test_an_unknown_ticket_in_the_url_says_so_and_falls_back(app_env):
+    at = _app(ticket="T-00000-nope").run()
+    assert not at.exception
+    assert any("T-00000-nope" in w.value for w in at.warning)
+    assert at.query_params["ticket"] == DEFAULT_TICKET
+
+
+def test_clicking_a_table_row_picks_that_ticket(app_env, valid_rows):
+    at = _app().run()
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    chosen = table.iloc[4]
+    at.session_state["ticket_table"] = {"selection": {"rows": [4], "columns": []}}   # what a click sends
+    at.run()
+    _ok(at)
+    assert at.session_state["picked_ticket"] == chosen["ticket_id"]
+    assert at.query_params["ticket"] == chosen["ticket_id"]
+    assert chosen["text"] in _texts(at)
+
+
+def test_filters_narrow_the_table(app_env):
+    at = _app().run()
+    at.toggle(key="misrouted").set_value(True)
+    at.selectbox(key="true_filter").set_value("payments")
+    at.run()
+    _ok(at)
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert (table["team"] == "payments").all() and (table["team"] != table["predicted"]).all()
+    at.text_input(key="ticket_search").input(DEFAULT_TICKET)
+    at.selectbox(key="true_filter").set_value("any")
+    at.toggle(key="misrouted").set_value(False)
+    at.run()
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert list(table["ticket_id"]) == [DEFAULT_TICKET]
+
+
+def test_clicking_a_confusion_cell_filters_the_table(app_env):
+    at = _app().run()
+    at.session_state["confusion_valid_0"] = {"selection": {"cell": [{"true": "payments", "predicted": "delivery"}]}}
+    at.run()                                       # what a click on the cell sends
+    _ok(at)
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert (table["team"] == "payments").all() and (table["predicted"] == "delivery").all()
+    next(b for b in at.button if b.label == "Clear the confusion filter").click().run()
+    _ok(at)
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert set(table["predicted"]) > {"delivery"}
+
+
+def _type(at, text: str) -> AppTest:
+    at.text_area[0].input(text)
+    next(b for b in at.button if b.label == "Route this ticket").click()
+    return at.run()
+
+
+def test_a_typed_ticket_is_picked_and_shown_as_plain_text(app_env, router):
+    at = _app().run()
+    typed = "My card was charged twice <b>for</b> one order 🎉 **please** refund"
+    _type(at, typed)
+    _ok(at)
+    assert at.session_state["picked_ticket"] == "custom"
+    assert at.query_params["ticket"] == "custom" and at.query_params["text"] == typed
+    assert typed in _texts(at), "user text goes through st.text, not Markdown/HTML"
+    assert "<b>" not in _markdown(at) and "**please**" not in _markdown(at)
+    assert _metric(at, "prediction") == _predicted(router, typed)
+    at.switch_page(HEADS).run()
+    _ok(at)
+    assert typed in _texts(at)
+
+
+def test_an_empty_typed_ticket_gets_a_visible_message(app_env):
+    at = _app().run()
+    _type(at, "   \n  ")
+    assert not at.exception
+    assert any("empty" in w.value for w in at.warning)
+    assert at.session_state["picked_ticket"] == DEFAULT_TICKET
+
+
+def test_unknown_words_and_truncation_are_noticed(app_env, router):
+    at = _app().run()
+    _type(at, "🎉 🎈 ✨")
+    assert not at.exception
+    assert any("never saw these words" in w.value for w in at.warning)
+    _type(at, " ".join(["refund"] * (router.max_len + 40)))
+    assert not at.exception
+    assert any("Truncated" in w.value and str(router.max_len + 40) in w.value for w in at.warning)
+
+
+def test_a_typed_ticket_in_the_url_is_restored(app_env):
+    at = _app(ticket="custom", text="where is my parcel").run()
+    _ok(at)
+    assert "where is my parcel" in _texts(at)
+    assert "Your ticket" in _markdown(at)
+
+
+# -- Heads -------------------------------------------------------------------------------------------------------
+def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, router, valid_rows, monkeypatch):
+    import ticketnet
+    from dashboard import loading
+
+    calls = []
+    real = ticketnet.inspect_ticket
+    monkeypatch.setattr(ticketnet, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
+    loading._inspection.clear()
+
+    at = _app().run()
+    at.switch_page(HEADS).run()
+    _ok(at)
+    default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
+    assert _metric(at, "prediction") == _predicted(router, default["text"])
+    badge = next(m.value for m in at.markdown if "from-scratch = PyTorch within" in str(m.value))
+    assert float(badge.split("within ")[1].split("]")[0]) <= 1e-5
+    query = next(s for s in at.selectbox if s.label.startswith("Query row"))
+    tokens = router.encode(default["text"]).tokens
+    assert query.value == (tokens.index("not") if "not" in tokens else 0)
+    assert "reads" in _markdown(at) and "head 4" in _markdown(at)
+    charts_before = len(at.get("vega_lite_chart"))
+    assert charts_before == 5                     # probabilities, heads, query bars, bands, model view
+
+    query.set_value(5).run()
+    _ok(at)
+    assert any(f"(position 5)" in h.value for h in at.subheader)
+    at.segmented_control(key="block").set_value(2).run()
+    _ok(at)
+    assert any(h.value.startswith("Block 2") for h in at.subheader)
+    assert len(calls) == 1, "changing the query row or block must reuse the cached forward pass"
+
+
+# -- Interpretation -----------------------------------------------------------------------------------------------
+def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, router):
+    at = _app().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    headers = [h.value for h in at.header]
+    assert any("What each token does" in h for h in headers)
+    assert any("ERASER" in h for h in headers)
+    assert any("Evidence recovery" in h for h in headers)          # T-65052 has gold evidence
+    md = _markdown(at)
+    assert "Head" in md and "deleting" in md and "What these numbers do not show" in md
+    target = next(s for s in at.selectbox if s.label.startswith("Target team"))
+    assert "(predicted)" in target.format_func(target.value)
+    agreement = next(d.value for d in at.dataframe if "kendall_tau" in d.value.columns)
+    assert {"rollout", "integrated gradients", "b2 h4"} <= set(agreement["signal"])
+
+    other = (target.value + 1) % len(router.teams)
+    target.set_value(other).run()
+    _ok(at)
+    assert f"p({router.teams[other]})" in _markdown(at)
+
+
+# -- broken files ----------------------------------------------------------------------------------------------------
+def test_missing_weights_give_one_readable_error(app_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("TICKETNET_WEIGHTS", str(tmp_path / "router.pt"))
+    at = _app().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "router.pt" in at.error[0].value and "TICKETNET_WEIGHTS" in at.error[0].value
+
+
+def test_a_broken_split_gives_one_readable_error(app_env, tmp_path, monkeypatch):
+    import shutil
+
+    for name in ("train.csv", "test.csv"):
+        shutil.copy(app_env.data / name, tmp_path / name)
+    (tmp_path / "valid.csv").write_text("ticket_id,text\nT-1,hello\n", encoding="utf-8")
+    monkeypatch.setenv("TICKETNET_DATA", str(tmp_path))
+    at = _app().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "valid.csv" in at.error[0].value and "team" in at.error[0].value
+
+
+# -- across a split (on a 40-ticket split, so it takes seconds) ------------------------------------------------------
+def test_split_wide_interpretation_and_head_importance(small_data):
+    at = _app().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    next(b for b in at.button if b.label == "Compute head importance").click().run()
+    _ok(at)
+    assert any("Masking **block" in str(m.value) for m in at.markdown)
+    next(b for b in at.button if b.label == "Compute interpretation for this split").click().run()
+    _ok(at)
+    assert any("Median τ" in str(m.value).replace("\\", "") for m in at.markdown)
+    assert len(at.get("vega_lite_chart")) >= 10
+
+    # The Tickets table now sorts by "attention disagrees with effect"; Heads titles carry head importance.
+    at.switch_page("../pages/tickets.py").run()
+    _ok(at)
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert "disagreement" in table.columns and table["disagreement"].between(0, 1).all()
+    at.switch_page(HEADS).run()
+    _ok(at)
+    assert not any("computed on the Interpretation page" in c.value for c in at.caption)

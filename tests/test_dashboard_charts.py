@@ -1,0 +1,347 @@
+"""Chart builders, tested on their Vega-Lite specs (`chart.to_dict()`): marks, encodings, scales, data, tooltips."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dashboard import charts, narrative
+
+TOKENS = ["it", "'", "s", "not", "a", "delivery", "problem", ".", "my", "card", "not"]   # "not" repeats
+N = len(TOKENS)
+TEAMS = ("payments", "delivery", "returns", "product", "account")
+
+
+def _patterns(blocks=2, heads=4, n=N, seed=0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.softmax(torch.randn(blocks, heads, n, n, generator=g) * 2, dim=-1)
+
+
+def _data(spec: dict, layer: dict | None = None) -> list[dict]:
+    """Rows of the dataset a (sub)spec reads: inline `datasets` referenced by name."""
+    ref = (layer or spec).get("data") or spec.get("data")
+    return spec["datasets"][ref["name"]]
+
+
+def _marks(spec: dict) -> list[str]:
+    out = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "mark" in node:
+                m = node["mark"]
+                out.append(m["type"] if isinstance(m, dict) else m)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(spec)
+    return out
+
+
+def _find(spec: dict, key: str) -> list:
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == key:
+                    found.append(v)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(spec)
+    return found
+
+
+# -- head heatmap ----------------------------------------------------------------------------------------------
+def test_head_heatmap_cells_scale_labels_and_tooltip():
+    P = _patterns()[1, 2]
+    spec = charts.head_heatmap(P, TOKENS, head=3, query_row=3, block=2).to_dict()
+    cells, frame = spec["layer"]
+    assert cells["mark"]["type"] == "rect"
+    enc = cells["encoding"]
+    # rows = reading token (query), columns = token read (key)
+    assert enc["y"]["field"] == "query" and enc["x"]["field"] == "key"
+    labels = charts.token_labels(TOKENS)
+    assert enc["x"]["sort"] == labels and enc["y"]["sort"] == labels
+    assert len(set(labels)) == N, "repeated tokens still get unique labels"
+    assert "3:not" in labels and "10:not" in labels
+    # square-root colour scale from 0 to this head's largest weight
+    scale = enc["color"]["scale"]
+    assert scale["type"] == "sqrt"
+    assert scale["domain"][0] == 0 and scale["domain"][1] == pytest.approx(float(P.max()))
+    assert {t["field"] for t in enc["tooltip"]} == {"query", "key", "weight"}
+    rows = _data(spec, cells)
+    assert len(rows) == N * N
+    cell = next(r for r in rows if r["query_pos"] == 3 and r["key_pos"] == 5)
+    assert cell["weight"] == pytest.approx(float(P[3, 5]))
+    assert cell["query"] == "3:not" and cell["key"] == "5:delivery"
+    assert spec["title"]["text"] == "block 2 · head 3"
+
+
+def test_head_heatmap_frames_the_query_row_across_the_whole_row():
+    spec = charts.head_heatmap(_patterns()[0, 0], TOKENS, head=1, query_row=3).to_dict()
+    frame = spec["layer"][1]
+    assert frame["mark"]["type"] == "rect" and frame["mark"]["filled"] is False
+    assert frame["mark"]["stroke"] == charts.FRAME_COLOR
+    assert frame["encoding"]["y"]["field"] == "query"
+    assert frame["encoding"]["x"] == {"value": 0} and frame["encoding"]["x2"] == {"value": "width"}
+    assert _data(spec, frame) == [{"query": "3:not"}]
+
+
+def test_head_heatmap_without_query_row_has_no_frame_and_rejects_bad_input():
+    spec = charts.head_heatmap(_patterns()[0, 0], TOKENS, head=1).to_dict()
+    assert _marks(spec) == ["rect"]
+    with pytest.raises(ValueError):
+        charts.head_heatmap(_patterns()[0, 0], TOKENS[:-1], head=1)
+    with pytest.raises(ValueError):
+        charts.head_heatmap(_patterns()[0, 0], TOKENS, head=1, query_row=N)
+
+
+def test_ticket_text_is_data_never_markup_or_expression():
+    tokens = ["<", "script", ">", "alert", "(", "1", ")", "</b>", "'", '"', "{", "datum", "}"]
+    n = len(tokens)
+    P = torch.full((n, n), 1.0 / n)
+    text = json.dumps(charts.head_heatmap(P, tokens, 1, 0).to_dict())
+    spec = charts.head_heatmap(P, tokens, 1, 0).to_dict()
+    # tokens appear only as data values and sort lists, never inside an expression string
+    exprs = [e for e in _find(spec, "expr") + _find(spec, "labelExpr") + _find(spec, "test") if isinstance(e, str)]
+    assert not any("script" in e or "datum}" in e for e in exprs)
+    assert "0:<" in text
+
+
+# -- heads row, query bars, bands, model view -----------------------------------------------------------------
+def test_heads_row_has_one_framed_heatmap_per_head_with_independent_colour():
+    W = _patterns()[0]
+    chart = charts.heads_row(W, TOKENS, query_row=3, block=1, columns=4)
+    spec = chart.to_dict()
+    assert len(spec["hconcat"]) == 4
+    assert spec["resolve"]["scale"]["color"] == "independent"
+    for h, sub in enumerate(spec["hconcat"]):
+        cells, frame = sub["layer"]
+        assert cells["encoding"]["color"]["scale"]["domain"][1] == pytest.approx(float(W[h].max()))
+        assert _data(spec, frame) == [{"query": "3:not"}]
+        assert sub["title"]["text"] == f"block 1 · head {h + 1}"
+    # token labels only on the first heatmap's y axis
+    assert spec["hconcat"][1]["layer"][0]["encoding"]["y"]["axis"]["labels"] is False
+
+
+def test_heads_row_wraps_long_tickets_into_rows_and_titles_head_importance():
+    tokens = [f"w{i}" for i in range(30)]
+    W = _patterns(n=30)[1]
+    imp = pd.DataFrame({"block": [2] * 4, "head": [1, 2, 3, 4], "accuracy": [0.9] * 4,
+                        "accuracy_drop": [0.01, 0.2, 0.0, 0.03], "prob_drop": [0.02, 0.3, 0.0, 0.05]})
+    spec = charts.heads_row(W, tokens, query_row=0, block=2, head_importance=imp).to_dict()
+    assert [len(r["hconcat"]) for r in spec["vconcat"]] == [2, 2]
+    titles = [sub["title"]["text"] for r in spec["vconcat"] for sub in r["hconcat"]]
+    assert "accuracy −0.200" in titles[1] and "p(true) −0.300" in titles[1]
+
+
+def test_query_bars_one_panel_per_head_top_two_labelled():
+    W = _patterns()[0]
+    spec = charts.query_bars(W, TOKENS, query_row=3).to_dict()
+    assert spec["facet"]["row"]["field"] == "head"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert len(rows) == 4 * N
+    h1 = [r for r in rows if r["head"] == "head 1"]
+    assert sum(r["weight"] for r in h1) == pytest.approx(1.0, abs=1e-5)
+    top = max(h1, key=lambda r: r["weight"])
+    assert top["rank"] == 1 and top["weight"] == pytest.approx(float(W[0, 3].max()))
+    bars, text = spec["spec"]["layer"]
+    assert bars["mark"]["type"] == "bar" and text["mark"]["type"] == "text"
+    assert text["transform"] == [{"filter": "datum.rank <= 2"}]
+    assert {t["field"] for t in bars["encoding"]["tooltip"]} >= {"head", "key", "weight"}
+
+
+def test_bands_chart_is_mean_received_weight_per_head():
+    W = _patterns()[1]
+    spec = charts.bands_chart(W, TOKENS).to_dict()
+    assert spec["mark"]["type"] == "rect"
+    assert spec["encoding"]["y"]["field"] == "head" and spec["encoding"]["x"]["field"] == "key"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert len(rows) == 4 * N
+    expected = W.mean(dim=1)                                  # mean over query rows, as interpret.received_attention
+    got = {(r["head"], r["key_pos"]): r["received"] for r in rows}
+    assert got[("head 2", 5)] == pytest.approx(float(expected[1, 5]))
+    assert sum(v for (h, _), v in got.items() if h == "head 3") == pytest.approx(1.0, abs=1e-5)
+
+
+def test_model_view_small_multiples_every_block_and_head():
+    P = _patterns()
+    spec = charts.model_view(P, TOKENS).to_dict()
+    assert spec["facet"]["row"]["field"] == "block" and spec["facet"]["column"]["field"] == "head"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert len(rows) == 2 * 4 * N * N
+    assert {(r["block"], r["head"]) for r in rows} == {(b, h) for b in (1, 2) for h in (1, 2, 3, 4)}
+    assert max(r["relative"] for r in rows) == pytest.approx(1.0)
+    assert spec["spec"]["encoding"]["color"]["scale"]["type"] == "sqrt"
+    with pytest.raises(ValueError):
+        charts.model_view(P[0], TOKENS)
+
+
+# -- confusion ------------------------------------------------------------------------------------------------------
+def test_confusion_chart_has_a_click_selection_on_true_and_predicted():
+    conf = np.array([[50, 2, 0, 1, 0], [3, 40, 1, 0, 0], [0, 0, 45, 2, 0], [1, 0, 0, 38, 4], [0, 0, 0, 1, 47]])
+    spec = charts.confusion_chart(conf, TEAMS).to_dict()
+    params = _find(spec, "params")[0]
+    assert params[0]["name"] == charts.CONFUSION_PARAM
+    assert params[0]["select"]["type"] == "point"
+    assert params[0]["select"]["fields"] == ["true", "predicted"]
+    cells, text = spec["layer"]
+    assert cells["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
+    assert cells["encoding"]["x"]["field"] == "predicted" and cells["encoding"]["y"]["field"] == "true"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert len(rows) == 25
+    cell = next(r for r in rows if r["true"] == "delivery" and r["predicted"] == "payments")
+    assert cell["count"] == 3 and cell["share_of_true"] == pytest.approx(3 / 44)
+    assert {t["field"] for t in cells["encoding"]["tooltip"]} >= {"true", "predicted", "count"}
+
+
+# -- interpretation charts ------------------------------------------------------------------------------------------
+def _per_token() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"position": range(N), "token": TOKENS})
+    df["removal"] = rng.normal(0, 0.1, N)
+    df["unk replacement"] = rng.normal(0, 0.1, N)
+    df["removal TV"] = np.abs(rng.normal(0, 0.1, N))
+    df["rollout"] = rng.dirichlet(np.ones(N))
+    df["integrated gradients"] = rng.normal(0, 0.1, N)
+    return df
+
+
+def test_removal_chart_effects_beside_signals_on_a_shared_token_axis():
+    df = _per_token()
+    spec = charts.removal_chart(df, ["removal", "unk replacement", "removal TV"], ["rollout", "integrated gradients"]).to_dict()
+    panels = spec["hconcat"]
+    assert [p["encoding"]["x"]["field"] for p in panels] == ["removal", "unk replacement", "removal TV", "rollout",
+                                                              "integrated gradients"]
+    labels = [f"{i}:{t}" for i, t in enumerate(TOKENS)]
+    for p in panels:
+        assert p["mark"]["type"] == "bar"
+        assert p["encoding"]["y"]["field"] == "label" and p["encoding"]["y"]["sort"] == labels
+    # signed effects red/blue by sign, magnitudes and attention in single colours
+    assert "condition" in panels[0]["encoding"]["color"]
+    assert panels[2]["encoding"]["color"] == {"value": "#e67e22"}
+    assert panels[3]["encoding"]["color"] == {"value": "#7d3c98"}
+    assert panels[1]["encoding"]["y"]["axis"]["labels"] is False
+    rows = spec["datasets"][panels[0]["data"]["name"] if "data" in panels[0] else spec["data"]["name"]]
+    assert len(rows) == N
+    with pytest.raises(ValueError, match="lacks"):
+        charts.removal_chart(df, ["deletion"], [])
+
+
+def test_token_highlight_lays_tokens_out_as_coloured_cells():
+    values = np.linspace(-0.3, 0.2, N)
+    spec = charts.token_highlight(TOKENS, values, title="removal", diverging=True).to_dict()
+    box, text = spec["layer"]
+    assert box["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
+    assert text["encoding"]["text"]["field"] == "token"
+    assert box["encoding"]["color"]["scale"]["domain"] == [pytest.approx(0.3), pytest.approx(-0.3)]
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert [r["token"] for r in rows] == TOKENS
+    assert rows[3]["value"] == pytest.approx(values[3])
+    assert spec["width"] == {"step": pytest.approx(spec["width"]["step"])} and "step" in spec["height"]
+    seq = charts.token_highlight(TOKENS, np.abs(values), title="rollout").to_dict()
+    assert seq["layer"][0]["encoding"]["color"]["scale"]["domain"][0] == 0
+    with pytest.raises(ValueError):
+        charts.token_highlight(TOKENS, values[:-1], title="x")
+
+
+def _split_table() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    n = 40
+    df = pd.DataFrame({"ticket_id": [f"T-{i}" for i in range(n)]})
+    for s in ("rollout", "mean attention b1", "b1 h1", "random"):
+        df[f"tau {s}"] = np.clip(rng.normal(0.2 if s != "random" else 0.0, 0.2, n), -1, 1)
+    df.loc[0, "tau rollout"] = np.nan                         # a one-token ticket
+    return df
+
+
+def test_tau_distribution_box_per_signal_with_random_baseline():
+    spec = charts.tau_distribution(_split_table(), random_column="tau random").to_dict()
+    marks = _marks(spec)
+    assert "boxplot" in marks and marks.count("rule") == 2          # zero line and random median
+    long = charts.tau_long(_split_table(), random_column="tau random")
+    assert set(long["signal"]) == {"rollout", "mean attention b1", "b1 h1", charts.RANDOM_SIGNAL}
+    assert len(long) == 4 * 40 - 1                                    # the nan dropped
+    box = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "boxplot")
+    assert box["encoding"]["x"]["field"] == "tau" and box["encoding"]["y"]["field"] == "signal"
+    assert box["encoding"]["x"]["scale"]["domain"] == [-1, 1]
+
+
+def test_eraser_chart_curves_per_signal_for_both_measures():
+    rows = [{"signal": s, "fraction": f, "k": max(1, round(f * 20)), "comprehensiveness": f * (2 if s == "removal" else 1),
+             "sufficiency": 0.5 - f} for s in ("removal", "rollout", "random") for f in (0.01, 0.05, 0.1, 0.2, 0.5)]
+    eraser = pd.DataFrame(rows)
+    spec = charts.eraser_chart(eraser, ["removal", "rollout"]).to_dict()
+    assert spec["facet"]["column"]["field"] == "measure"
+    assert spec["spec"]["mark"]["type"] == "line"
+    enc = spec["spec"]["encoding"]
+    assert enc["x"]["field"] == "fraction" and enc["y"]["field"] == "drop" and enc["color"]["field"] == "signal"
+    data = spec["datasets"][spec["data"]["name"]]
+    assert {d["signal"] for d in data} == {"removal", "rollout"}
+    assert {d["measure"] for d in data} == {"comprehensiveness", "sufficiency"} and len(data) == 2 * 2 * 5
+
+
+def test_mean_eraser_chart_bars_per_signal():
+    table = pd.DataFrame({"signal": ["rollout", "random"], "comprehensiveness": [0.3, 0.1], "sufficiency": [0.1, 0.4]})
+    spec = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
+    assert spec["spec"]["mark"]["type"] == "bar"
+    assert len(spec["datasets"][spec["data"]["name"]]) == 4
+
+
+def test_head_importance_chart_grids_of_block_by_head():
+    imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
+                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
+    spec = charts.head_importance_chart(imp).to_dict()
+    left, right = spec["hconcat"]
+    assert left["layer"][0]["encoding"]["color"]["field"] == "accuracy_drop"
+    assert right["layer"][0]["encoding"]["color"]["field"] == "prob_drop"
+    for side in (left, right):
+        rect, text = side["layer"]
+        assert rect["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
+        assert {t["field"] for t in rect["encoding"]["tooltip"]} >= {"block", "head", "accuracy_drop", "prob_drop"}
+
+
+def test_every_builder_returns_an_altair_chart():
+    P = _patterns()
+    built = [charts.head_heatmap(P[0, 0], TOKENS, 1, 0), charts.heads_row(P[0], TOKENS, 0),
+             charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS), charts.model_view(P, TOKENS),
+             charts.confusion_chart(np.eye(5), TEAMS),
+             charts.removal_chart(_per_token(), ["removal"], ["rollout"]),
+             charts.tau_distribution(_split_table(), random_column="tau random"),
+             charts.token_highlight(TOKENS, np.ones(N), title="x")]
+    for chart in built:
+        assert isinstance(chart, alt.TopLevelMixin)
+        assert chart.to_dict()["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+
+
+# -- plain statements ------------------------------------------------------------------------------------------------
+def test_statements_tie_the_strongest_link_to_its_deletion_effect():
+    n = 5
+    tokens = ["not", "a", "charge", "twice", "."]
+    P = torch.full((2, 4, n, n), 0.01)
+    P[1, 0, 0, 3] = 0.5                                       # block 2, head 1: 'not' reads 'twice' with 0.5
+    per_token = pd.DataFrame({"position": range(n), "token": tokens, "removal": [0.1, 0.0, 0.4, 0.03, -0.02],
+                              "rollout": [0.1, 0.1, 0.2, 0.5, 0.1]})
+    agreement = pd.DataFrame({"signal": ["rollout"], "kendall_tau": [0.1], "spearman": [0.1], "top3_overlap": [0.3]})
+    lines = narrative.statements(per_token, P, tokens, "payments", 0, agreement, torch.linspace(-0.6, 0.6, 101))
+    assert lines[0] == ("Head 1 of block 2 puts 0.50 of 'not''s weight on 'twice', yet deleting 'twice' changes "
+                        "p(payments) by only 0.03 (rank 3 of 5 by effect).")
+    assert "Deleting 'charge' moves the prediction most" in lines[1]
+    assert any("within chance" in s for s in lines)
+    assert lines[-1].startswith("What these numbers do not show")
+
+
+def test_statements_for_a_one_token_ticket_say_there_is_nothing_to_compare():
+    per_token = pd.DataFrame({"position": [0], "token": ["refund"], "rollout": [1.0]})
+    lines = narrative.statements(per_token, torch.ones(2, 4, 1, 1), ["refund"], "payments", 0)
+    assert len(lines) == 1 and "single token" in lines[0]
