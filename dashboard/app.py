@@ -47,7 +47,7 @@ FORMULA_PAGES = [
     st.Page(ROOT / "pages" / "cost.py", title="Cost", icon=":material/speed:"),
 ]
 
-page = st.navigation({"Tickets": PAGES, "The formula": FORMULA_PAGES})
+page = st.navigation({"Inspect the router": PAGES, "How attention works": FORMULA_PAGES})
 state.sync_with_url()
 page.run()
 ui.sidebar()                                  # after the page, so a pick made on this run is already shown

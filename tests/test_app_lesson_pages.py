@@ -169,4 +169,4 @@ def test_app_navigation_has_the_formula_section():
     src = (ROOT / "dashboard" / "app.py").read_text()
     for name in ("formula.py", "verification.py", "cost.py"):
         assert f'"pages" / "{name}"' in src
-    assert '"The formula": FORMULA_PAGES' in src
+    assert '"How attention works": FORMULA_PAGES' in src
