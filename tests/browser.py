@@ -1,0 +1,122 @@
+"""Shared parts of the real-browser tests: Debian's chromium via Playwright, and a real `streamlit run` server."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("TICKETNET_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHOTS = ROOT / "artifacts" / "screenshots"
+WAIT_MS = 90_000
+
+
+def require_chromium() -> None:
+    """Skip the calling test module when chromium is missing, except under CI, where that is a failure."""
+    if not CHROMIUM.is_file():
+        reason = f"{CHROMIUM} not found; install Debian's browser with `apt-get install -y chromium`"
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason, allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
+            "--server.headless", "true", "--server.address", "localhost", "--browser.gatherUsageStats", "false"]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"streamlit did not become healthy:\n{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.3)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def streamlit_server(env: dict[str, str], log: Path, port: int | None = None,
+                     prefix: list[str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A real Streamlit server on `port` (default: a free one), run from the repository root so
+    .streamlit/config.toml applies; yields (url, process) and stops it afterwards."""
+    port = port or free_port()
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([*(prefix or []), *server_command(port)], cwd=ROOT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://localhost:{port}"
+        wait_healthy(url, proc, log)
+        yield url, proc
+    finally:
+        stop(proc)
+
+
+def settle(pg) -> None:
+    """Wait until the script run is over: no running indicator, no spinner, no skeleton."""
+    pg.wait_for_selector('[data-testid="stApp"]')
+    time.sleep(0.5)
+    for selector in ('[data-testid="stStatusWidgetRunningIcon"]', '[data-testid="stSpinner"]',
+                     '[data-testid="stSkeleton"]', '[data-testid="stAppSkeleton"]'):
+        pg.wait_for_selector(selector, state="detached")
+    time.sleep(0.8)
+
+
+def no_exception(pg) -> None:
+    assert pg.locator('[data-testid="stException"]').count() == 0
+    assert pg.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def charts_drawn(pg, at_least: int) -> int:
+    charts = pg.locator('[data-testid="stVegaLiteChart"]')
+    pg.wait_for_function(
+        "n => Array.from(document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]'))"
+        ".filter(c => c.querySelector('canvas, svg')).length >= n", arg=at_least)
+    drawn = 0
+    for i in range(charts.count()):
+        box = charts.nth(i).locator("canvas, svg").first.bounding_box()
+        if box and box["width"] > 20 and box["height"] > 20:
+            drawn += 1
+    return drawn
+
+
+def shot(pg, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def ticket_in_url(pg) -> str | None:
+    m = re.search(r"[?&]ticket=([^&]+)", pg.url)
+    return m.group(1) if m else None
