@@ -85,3 +85,29 @@ def test_lens_refuses_training_mode():
     m = TinyTransformer(vocab_size=20)
     with pytest.raises(ValueError, match="eval mode"):
         run_with_cache(m, torch.tensor([[2, 3]]))
+
+
+def test_eval_path_equals_pytorch_encoder_on_padded_batches(model):
+    torch.manual_seed(1)
+    for lengths in ([7, 5, 3], [9], [12, 12], [30, 1, 17]):
+        ids, is_pad = pad_batch([torch.randint(2, 60, (n,)).tolist() for n in lengths])
+        with torch.no_grad():
+            x = model.embeddings(ids)
+            ours = model.encode_eval(x, is_pad)
+            theirs = model.blocks(x, src_key_padding_mask=is_pad)
+        real = ~is_pad
+        assert (ours - theirs).abs().amax(-1)[real].max() < 1e-5, lengths
+
+
+def test_eval_path_has_gradients_and_training_uses_pytorch_layers(model):
+    ids = torch.tensor([[5, 6, 7, 8]])
+    x = model.embeddings(ids).detach().requires_grad_(True)
+    model.forward_embeddings(x, torch.zeros(1, 4, dtype=torch.bool))[0, 0].backward()
+    assert x.grad is not None and x.grad.abs().sum() > 0
+    m = TinyTransformer(vocab_size=60)
+    torch.manual_seed(0)
+    a = m(ids)
+    torch.manual_seed(0)
+    b = m.head(m.pool(m.blocks(m.embeddings(ids), src_key_padding_mask=torch.zeros(1, 4, dtype=torch.bool)),
+                      torch.zeros(1, 4, dtype=torch.bool)))
+    assert torch.equal(a, b)  # training mode: dropout and all, through nn.TransformerEncoder itself

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ticketnet.text import PAD_ID
@@ -62,8 +63,33 @@ class TinyTransformer(nn.Module):
 
     def forward_embeddings(self, x: Tensor, is_pad: Tensor) -> Tensor:
         """Logits from ready-made block inputs x (B, n, d); used by gradient attributions."""
-        h = self.blocks(x, src_key_padding_mask=is_pad)                 # (B, n, d)
+        if self.training:
+            h = self.blocks(x, src_key_padding_mask=is_pad)             # PyTorch's layers, with their dropout
+        else:
+            h = self.encode_eval(x, is_pad)
         return self.head(self.pool(h, is_pad))                          # (B, n_classes)
+
+    def encode_eval(self, x: Tensor, is_pad: Tensor) -> Tensor:
+        """The blocks in eval mode, computed from each layer's own weights with fused attention.
+
+        Same function as `self.blocks(x, src_key_padding_mask=is_pad)` in eval mode (tests hold them
+        within 1e-5), but about twice as fast on CPU: PyTorch's encoder "fast path" is slower than plain
+        `F.scaled_dot_product_attention` for these sizes, and it cannot be switched off per call.
+        """
+        B, n, d = x.shape
+        h, d_k = self.config.h, d // self.config.h
+        mask = None
+        if bool(is_pad.any()):
+            mask = torch.zeros(B, 1, 1, n, dtype=x.dtype, device=x.device).masked_fill(
+                is_pad[:, None, None, :], float("-inf"))                # (B, 1, 1, n) additive
+        for layer in self.blocks.layers:
+            attn = layer.self_attn
+            qkv = F.linear(layer.norm1(x), attn.in_proj_weight, attn.in_proj_bias)   # (B, n, 3d)
+            q, k, v = qkv.view(B, n, 3, h, d_k).permute(2, 0, 3, 1, 4)               # 3 × (B, h, n, d_k)
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)              # (B, h, n, d_k)
+            x = x + attn.out_proj(o.transpose(1, 2).reshape(B, n, d))               # (B, n, d)
+            x = x + layer.linear2(layer.activation(layer.linear1(layer.norm2(x))))
+        return x
 
     def forward(self, ids: Tensor, is_pad: Tensor | None = None) -> Tensor:
         """Team logits (B, n_classes) for token ids (B, n); `is_pad` (B, n) defaults to ids == <pad>."""
