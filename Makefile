@@ -19,13 +19,13 @@ test-fast: $(VENV)/.dev-deps
 bench: $(VENV)/.run-deps
 	$(BIN)/python -m ticketnet bench
 
-$(VENV)/.run-deps: requirements.txt
+$(VENV)/.run-deps: requirements.txt constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	touch $@
 
 $(VENV)/.dev-deps: $(VENV)/.run-deps requirements-dev.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $@
 
 # The end-to-end test drives Debian's Chromium (browser downloads are impossible here).

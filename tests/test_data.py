@@ -35,7 +35,7 @@ def test_loads_rows_as_dicts(tmp_path):
     (HEADER + "T-1,hello,payments,\nT-2,hi,returns,\nT-1,again,returns,\n", "line 4: duplicate ticket_id 'T-1' \\(first on line 2\\)"),
     (HEADER + "T-1,hello,payments\n", "line 2: wrong number of fields"),
     (HEADER + "T-1,hello,payments,,extra\n", "line 2: wrong number of fields"),
-    (HEADER + 'T-1,"unterminated,payments,\n', "malformed CSV|wrong number"),
+    (HEADER + 'T-1,hello,payments,\nT-2,"unterminated,payments,\n', "line 3: malformed CSV"),
 ])
 def test_malformed_files_name_the_file_and_line(tmp_path, content, message):
     p = write(tmp_path, content)

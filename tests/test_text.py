@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from ticketnet.text import PAD, UNK, Vocab, token_spans, tokenize
+from ticketnet.text import PAD, UNK, Vocab, _visible, token_spans, tokenize
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
           "Can you remove the duplicate charge?")
@@ -56,7 +56,7 @@ def test_vocab_load_errors_are_readable(tmp_path):
 def test_tokenize_never_crashes_and_drops_only_whitespace(text):
     toks = tokenize(text)
     assert all(t and not t.isspace() for t in toks)
-    assert "".join(toks) == "".join(text.lower().split())
+    assert "".join(toks) == "".join(_visible(text).lower().split())  # only spaces and invisible characters go
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
@@ -72,3 +72,10 @@ def test_spans_point_at_the_tokens(text):
 def test_encode_decode_round_trip_for_known_tokens(words):
     v = Vocab(["the mower card x ? !"], min_freq=1)
     assert v.decode(v.encode(" ".join(words))) == " ".join(words)
+
+
+def test_control_and_format_characters_are_not_tokens():
+    assert tokenize("card\x00 declined\x07\x1b[31m") == ["card", "declined", "[", "31m"]
+    assert tokenize("\x00\x00\u200b\u202e") == []
+    text = "re\u200bfund please"
+    assert [text[a:b] for a, b in token_spans(text)] == ["re", "fund", "please"]

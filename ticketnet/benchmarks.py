@@ -182,6 +182,17 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
+    from ticketnet.bench_ui import cold_start, warm_interaction
+
+    w = warm_interaction(5 if quick else 20)
+    report["warm_interaction"] = w
+    log(f"warm rerun on the Heads page: query row {w['query_row_ms_median']:.0f} ms (max {w['query_row_ms_max']:.0f}), "
+        f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}), no model call")
+    c = cold_start()
+    report["cold_start"] = c
+    log("cold start: " + (c["skipped"] if "skipped" in c else
+                          f"server healthy after {c['server_healthy_s']:.1f} s, Heads page drawn after "
+                          f"{c['heads_page_rendered_s']:.1f} s"))
     e = efficient_attention(quick)
     if e is not None:
         report["efficient_attention"] = e

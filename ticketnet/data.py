@@ -62,9 +62,11 @@ def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_C
                         f"{', '.join(required)} (found: {', '.join(header) or 'nothing'})")
     rows: list[dict[str, str]] = []
     seen: dict[str, int] = {}
+    row_start = reader.line_num + 1                   # where the row being read begins, for csv.Error messages
     try:
         for row in reader:
-            line = reader.line_num
+            line = row_start
+            row_start = reader.line_num + 1
             if None in row or any(v is None for v in row.values()):
                 raise DataError(f"{source}, line {line}: wrong number of fields (expected {len(header)})")
             tid = row["ticket_id"].strip()
@@ -81,7 +83,7 @@ def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_C
             row["ticket_id"] = tid
             rows.append(row)
     except csv.Error as exc:
-        raise DataError(f"{source}, line {reader.line_num}: malformed CSV ({exc})") from None
+        raise DataError(f"{source}, line {row_start}: malformed CSV ({exc})") from None
     if not rows:
         raise DataError(f"{source}: no tickets after the header line")
     return rows

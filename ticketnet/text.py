@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -16,11 +17,21 @@ PAD_ID, UNK_ID = 0, 1
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
+def _visible(text: str) -> str:
+    """The text with control and format characters (NUL, escapes, zero-width and direction marks) as spaces.
+
+    They carry no words, so they must not become tokens; one space each keeps character offsets intact.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c in "\t\n\r" or unicodedata.category(c)[0] != "C" else " " for c in text)
+
+
 def tokenize(text: str) -> list[str]:
     """Split a ticket into lowercased word/number tokens and one token per punctuation mark."""
     if not isinstance(text, str):
         raise TypeError(f"tokenize expects a str, got {type(text).__name__}")
-    return _TOKEN.findall(text.lower())
+    return _TOKEN.findall(_visible(text).lower())
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
@@ -29,7 +40,7 @@ def token_spans(text: str) -> list[tuple[int, int]]:
         raise TypeError(f"token_spans expects a str, got {type(text).__name__}")
     # Lowercasing can change a string's length (e.g. 'İ' becomes two code points), so match the original
     # text and refuse the rare text whose tokens would then differ from what the model reads.
-    spans = [m.span() for m in _TOKEN.finditer(text)]
+    spans = [m.span() for m in _TOKEN.finditer(_visible(text))]
     if len(spans) != len(tokenize(text)):
         raise ValueError("this text tokenizes differently once lowercased; offsets are not available")
     return spans

@@ -1,0 +1,104 @@
+"""Dashboard timings for `python -m ticketnet bench`: cold start in a real browser, warm reruns on the server.
+
+Kept apart from the library proper: these drive the Streamlit app (AppTest in process, or `streamlit run`
+plus Debian's Chromium through Playwright) and are skipped with a reason when those are not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "dashboard" / "app.py"
+CHROMIUM = Path(os.environ.get("TICKETNET_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+TICKET = "T-65052"
+
+
+def warm_interaction(repeats: int = 10) -> dict:
+    """Server-side script time of a rerun on the Heads page after changing the query row, then the block.
+
+    AppTest runs the real page script in process, as the server does on each interaction; the ticket's
+    forward pass is cached by then, so this is the rerun cost a user waits for (network excluded).
+    """
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["ticket"] = TICKET
+    at.run()
+    at.switch_page("../pages/heads.py").run()
+    if at.exception:
+        raise RuntimeError(f"the Heads page failed: {at.exception[0].value}")
+    query = next(s for s in at.selectbox if s.label.startswith("Query row"))
+    n = len(query.options)
+    rows, blocks = [], []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        next(s for s in at.selectbox if s.label.startswith("Query row")).set_value((i * 7 + 3) % n).run()
+        rows.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        at.segmented_control(key="block").set_value(1 + i % 2).run()
+        blocks.append(time.perf_counter() - t0)
+    if at.exception:
+        raise RuntimeError(f"the Heads page failed: {at.exception[0].value}")
+    return {"query_row_ms_median": 1e3 * statistics.median(rows), "query_row_ms_max": 1e3 * max(rows),
+            "block_ms_median": 1e3 * statistics.median(blocks), "block_ms_max": 1e3 * max(blocks),
+            "repeats": repeats, "tokens": n}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cold_start(timeout: float = 60) -> dict:
+    """Seconds from `streamlit run` to the Heads page of T-65052 fully drawn in Chromium (browser started first)."""
+    if not CHROMIUM.is_file():
+        return {"skipped": f"{CHROMIUM} not found (apt-get install -y chromium)"}
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return {"skipped": "playwright is not installed (pip install -r requirements-dev.txt)"}
+    port = _free_port()
+    url = f"http://localhost:{port}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1400})
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+                                 "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try:
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    time.sleep(0.05)
+                if time.perf_counter() - t0 > timeout or proc.poll() is not None:
+                    raise RuntimeError("the server did not start")
+            healthy = time.perf_counter() - t0
+            page.goto(f"{url}/heads?ticket={TICKET}")
+            # Fully drawn: the heads heading is there, every chart holds a canvas or svg, and no rerun is running.
+            page.get_by_role("heading", name="Block 1: the 4 heads").wait_for(timeout=timeout * 1000)
+            page.wait_for_function(
+                "() => { const c = [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')];"
+                " return c.length >= 4 && c.every(e => e.querySelector('canvas, svg')) &&"
+                " !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]'); }",
+                timeout=timeout * 1000)
+            rendered = time.perf_counter() - t0
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+            browser.close()
+    return {"server_healthy_s": healthy, "heads_page_rendered_s": rendered}
