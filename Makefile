@@ -16,8 +16,12 @@ test: $(VENV)/.dev-deps chromium
 test-fast: $(VENV)/.dev-deps
 	$(BIN)/python -m pytest -m "not browser"
 
-bench: $(VENV)/.run-deps
+bench: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m ticketnet bench
+
+# On demand (about 3.5 min): 20 concurrent browser sessions against a real server; see the README's figures.
+load-test: $(VENV)/.dev-deps chromium
+	$(BIN)/python tests/load/load_test.py --sessions 20 --seconds 120
 
 $(VENV)/.run-deps: requirements.txt constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -32,7 +32,9 @@ import streamlit as st  # noqa: E402
 
 from dashboard import state, ui  # noqa: E402
 
-st.set_page_config(page_title="ticketnet · what did the router look at?", page_icon=":material/alt_route:",
+# The tab icon is an emoji: Streamlit draws it as an inline SVG, where a ":material/…:" icon would be fetched from
+# fonts.gstatic.com on every page load (the dashboard makes no request beyond localhost).
+st.set_page_config(page_title="ticketnet · what did the router look at?", page_icon="🔀",
                    layout="wide", initial_sidebar_state="expanded")
 
 PAGES = [

@@ -6,11 +6,12 @@ Everything the pages show comes through here, so a missing or broken file ends i
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,33 @@ WEIGHTS_ENV = "TICKETNET_WEIGHTS"
 DATA_ENV = "TICKETNET_DATA"
 SPLITS: tuple[str, ...] = ("valid", "test", "train")
 
-torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+THREADS_ENV = "TICKETNET_TORCH_THREADS"
+
+
+def _torch_threads() -> int:
+    """Intra-op threads per computation: $TICKETNET_TORCH_THREADS (a positive integer), else 1."""
+    try:
+        return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
+    except ValueError:
+        return 1
+
+
+# One server, many sessions: every session's script run is its own thread, and each would start its own pool of
+# intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (four threads each
+# routing a ticket 200 times on a 2-core machine: 0.48 s with 1 intra-op thread, 0.60 s with 2). Each computation
+# gets one thread (more with $TICKETNET_TORCH_THREADS) and the sessions share out the cores. The setting belongs to
+# each OS thread once it has computed, and a thread started later takes the value current then, so `router()`
+# re-applies it in the calling thread. Inter-op threads are left alone: nothing here uses them, and
+# torch.set_num_interop_threads fails once any parallel work has run.
+TORCH_THREADS = _torch_threads()
+
+
+def use_server_threads() -> None:
+    if torch.get_num_threads() != TORCH_THREADS:
+        torch.set_num_threads(TORCH_THREADS)
+
+
+use_server_threads()
 
 
 def weights_path() -> Path:
@@ -61,11 +88,22 @@ def weights_stamp() -> tuple:
 
 # -- one readable failure ---------------------------------------------------------------------------------
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+# Characters that are invisible or rearrange the text around them: C0/C1 controls but tab and line breaks (NUL,
+# BEL, ESC…), DEL, and the bidirectional embedding/override/isolate marks (a typed U+202E flips what follows).
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match) -> str:
+    c = ord(match.group())
+    if c < 0x20:
+        return chr(0x2400 + c)                    # Unicode control pictures: ␀ ␇ ␛ …
+    return "␡" if c == 0x7F else f"‹U+{c:04X}›"
 
 
 def md_escape(text: str) -> str:
-    """Text safe to place inside Streamlit Markdown: every Markdown/HTML special character escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """Text safe to place inside Streamlit Markdown: every Markdown/HTML special character escaped, and control
+    and bidirectional-override characters shown as visible symbols (␀, ␛, ‹U+202E›) instead of passed through."""
+    return _INVISIBLE.sub(_visible, _MD_SPECIAL.sub(r"\\\1", str(text)))
 
 
 def fail(title: str, message: str, what_to_do: str) -> None:
@@ -77,11 +115,19 @@ def fail(title: str, message: str, what_to_do: str) -> None:
 # -- the router -------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the router…", max_entries=2)
 def _load_router(path: str, key: tuple) -> Router:
-    return Router.load(path)
+    # One model for every session, only ever read: forward passes run under torch.inference_mode() (in ticketnet)
+    # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
+    # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
+    # graphs through shared tensors, and any attempt to train or step this model fails loudly instead.
+    r = Router.load(path)
+    r.model.eval()
+    r.model.requires_grad_(False)
+    return r
 
 
 def router() -> Router:
     """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
+    use_server_threads()
     path = weights_path()
     try:
         return _load_router(str(path), weights_stamp())
@@ -194,7 +240,10 @@ def _interpretation(text: str, target: int | None, evidence: str, weights_key: t
     from ticketnet.interpret import interpret_ticket
 
     r = _load_router(str(weights_path()), weights_key)
-    return interpret_ticket(r, text, target=target, evidence=evidence)
+    # Captum's gradient attributions register forward hooks on the model's embedding layer while they run, and a
+    # hook on the shared model would fire inside other sessions' forward passes (the load test caught one: "size
+    # of tensor a (28) must match the size of tensor b (41)"). They get a private copy of the model (about 8 ms).
+    return interpret_ticket(replace(r, model=copy.deepcopy(r.model)), text, target=target, evidence=evidence)
 
 
 def interpretation(text: str, target: int | None = None, evidence: str = ""):

@@ -18,6 +18,7 @@ from dashboard import loading
 DEFAULT_TICKET = "T-65052"
 CUSTOM = "custom"
 URL_TEXT_LIMIT = 300
+TYPED_MAX_CHARS = 200_000        # the "Write your own ticket" box accepts this much; the router reads its first tokens
 
 _TICKET = "picked_ticket"        # ticket id or CUSTOM
 _TEXT = "custom_text"            # the typed ticket

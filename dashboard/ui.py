@@ -37,6 +37,18 @@ def loading_root():
     return Path(__file__).resolve().parent.parent
 
 
+TEXT_SHOWN = 3_000               # characters of a ticket shown in the page header; a pasted novel is clipped
+
+
+def show_text(text: str) -> None:
+    """The ticket as plain text (never Markdown or HTML); a very long one is clipped, and says so."""
+    if len(text) <= TEXT_SHOWN:
+        st.text(text)
+        return
+    st.text(text[:TEXT_SHOWN] + " …")
+    st.caption(f"Showing the first {TEXT_SHOWN:,} of {len(text):,} characters.")
+
+
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -69,7 +81,7 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
             extra = f" · pattern *{md_escape(pick.pattern)}*" if pick.pattern else ""
             st.markdown(f"**{md_escape(pick.ticket_id)}** · {md_escape(pick.split)} split · true team "
                         f"**{md_escape(pick.team)}**{extra}")
-        st.text(pick.text)
+        show_text(pick.text)
         if tokens is not None:
             st.caption(f"{len(tokens)} tokens read")
     with right:

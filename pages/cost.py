@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import streamlit as st
 
@@ -24,7 +26,10 @@ def run_measurement(ns: tuple[int, ...], repeats: int) -> None:
         bar.progress(done / total, text=f"{done}/{total} · {message}")
 
     try:
-        df, machine = cost.measure(ns, repeats=repeats, progress=progress)
+        # The worker process measures on the machine's cores (up to 4), not with the server's one thread per
+        # session (dashboard/loading.py): it is timing attention, not serving pages.
+        df, machine = cost.measure(ns, repeats=repeats, progress=progress,
+                                   threads=max(1, min(4, os.cpu_count() or 1)))
     except (RuntimeError, OSError) as exc:
         bar.empty()
         st.error(f"The measurement failed: {exc}")

@@ -85,8 +85,12 @@ if has_effect:
     with a1:
         agreement = ti.agreement.copy()
         rnd = ti.random_tau.numpy() if len(ti.random_tau) else np.empty(0)
-        if rnd.size:
-            lo, hi = np.nanpercentile(rnd, [5, 95])
+        rnd = rnd[np.isfinite(rnd)]               # all nan when every deletion moves p(team) the same
+        if not rnd.size:
+            st.caption(f"Deleting any one of the {ti.n} tokens moves p({md_escape(team)}) by the same amount, so "
+                       "there is no ranking for a signal to agree with: Kendall τ is undefined (blank) here.")
+        else:
+            lo, hi = np.percentile(rnd, [5, 95])
             agreement["beyond chance"] = agreement["kendall_tau"].map(
                 lambda t: "yes" if t > hi else ("reversed" if t < lo else "no") if np.isfinite(t) else "—")
             st.caption(f"Each signal ranked against the removal effect over the {ti.n} tokens. Random orderings give "

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import charts, loading, state, ui
 from dashboard.loading import md_escape
+from ticketnet import tokenize
 
 TABLE_KEY = "ticket_table"
 CONFUSION_KEY = "confusion"
@@ -60,13 +61,14 @@ with st.container(border=True):
 # -- write your own ticket ------------------------------------------------------------------------------------
 with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/edit_note:"):
     with st.form("write_ticket", border=False):
-        typed = st.text_area("Ticket text", value=state.custom_text(), height=110, max_chars=20_000,
+        typed = st.text_area("Ticket text", value=state.custom_text(), height=110,
+                             max_chars=state.TYPED_MAX_CHARS,
                              placeholder="e.g. My card was charged twice for one order. Can you refund one?",
                              help=f"The router reads the first {router.max_len} tokens (words, numbers and each "
                                   "punctuation mark). Shown as plain text, never as HTML.")
         submitted = st.form_submit_button("Route this ticket", icon=":material/send:", type="primary")
     if submitted:
-        if not typed or not typed.strip():
+        if not typed or not tokenize(typed):       # blank, or only invisible characters (NUL, zero-width, ...)
             st.warning("The ticket is empty: type a few words first.", icon=":material/edit_off:")
         else:
             try:
