@@ -115,3 +115,18 @@ def test_never_allocates_the_full_score_matrix():
     with Biggest():
         blocked_attention(Q, K, V, mask, block_q=64, block_k=128)
     assert Biggest.largest <= max(64 * 128, n * (d + 1)) < n * n
+
+
+def test_worker_threads_give_the_same_numbers():
+    import torch
+
+    from ticketnet.attention import attention, causal_mask
+    from ticketnet.efficient import blocked_attention
+
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 300, 16, generator=g) for _ in range(3))
+    mask = causal_mask(300)
+    one = blocked_attention(q, k, v, mask, block_q=64, block_k=48, workers=1)
+    three = blocked_attention(q, k, v, mask, block_q=64, block_k=48, workers=3)
+    assert torch.equal(one, three)                      # same blocks, same arithmetic, any thread
+    assert (one - attention(q, k, v, mask)[0]).abs().max() < 1e-5

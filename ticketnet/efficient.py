@@ -18,6 +18,7 @@ function exists to avoid.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import Tensor
@@ -28,8 +29,12 @@ LOG2E = 1.4426950408889634
 
 
 def blocked_attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = None,
-                      block_q: int = BLOCK_Q, block_k: int = BLOCK_K) -> Tensor:
-    """softmax(QKᵀ/√d_k + M)V, exact, holding at most one (block_q, block_k) score tile per batch element."""
+                      block_q: int = BLOCK_Q, block_k: int = BLOCK_K, workers: int | None = None) -> Tensor:
+    """softmax(QKᵀ/√d_k + M)V, exact, holding one (block_q, block_k) score tile per batch element and worker.
+
+    Query blocks are independent, so `workers` threads (default: torch's thread count) each take every
+    workers-th block with one intra-op thread of their own.
+    """
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"queries and keys must have the same size d_k, got {Q.shape[-1]} and {K.shape[-1]}")
     if K.shape[-2] != V.shape[-2]:
@@ -55,40 +60,59 @@ def blocked_attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = Non
             raise TypeError("blocked_attention takes an additive float mask (0 / −inf), like attention()")
         mask = torch.broadcast_to(mask.to(dtype), (*batch, n, m))           # a view: never materialised
     bq, bk = min(block_q, n), min(block_k, m)
-    tile = torch.empty(B, bq, bk, dtype=dtype, device=Q.device)             # the one score tile, reused
-    acc = torch.empty(B, bq, d_v + 1, dtype=dtype, device=Q.device)
-    run_max = torch.empty(B, bq, 1, dtype=dtype, device=Q.device)
-    blk_max = torch.empty(B, bq, 1, dtype=dtype, device=Q.device)
-    corr = torch.empty(B, bq, 1, dtype=dtype, device=Q.device)
     flat_out = out.view(B, n, d_v)
-    for q0 in range(0, n, bq):
-        q1 = min(q0 + bq, n)
-        rq = q1 - q0
-        qb = q[:, q0:q1]
-        a, mx = acc[:, :rq], run_max[:, :rq]
-        a.zero_()
-        mx.fill_(float("-inf"))
-        for k0 in range(0, m, bk):
-            k1 = min(k0 + bk, m)
-            s = tile[:, :rq, : k1 - k0]
-            if mask is None:
-                torch.bmm(qb, kT[:, :, k0:k1], out=s)
-            else:
-                mb = mask[..., q0:q1, k0:k1].reshape(B, rq, k1 - k0)       # copies one tile at most
-                torch.baddbmm(mb, qb, kT[:, :, k0:k1], beta=LOG2E, out=s)          # log₂e·M + QKᵀ
-            bm = blk_max[:, :rq]
-            torch.amax(s, dim=-1, keepdim=True, out=bm)
-            c = corr[:, :rq]
-            torch.maximum(mx, bm, out=bm)                                  # bm = new running maximum
-            # rows that have seen only −∞ so far keep a maximum of −∞; shift them by 0 instead (no NaN)
-            safe = bm if mask is None else torch.where(torch.isneginf(bm), 0.0, bm)
-            torch.sub(mx, safe, out=c).exp2_()                            # e^(m_old − m_new) ≤ 1
-            mx.copy_(bm)
-            s.sub_(safe).exp2_()                                           # e^(s − m_new), in place
-            a.mul_(c).baddbmm_(s, v1[:, k0:k1])                            # rescale, then add this block
-        den = a[..., d_v:]
-        o = flat_out[:, q0:q1]
-        torch.div(a[..., :d_v], den, out=o)
-        if mask is not None:
-            o.masked_fill_(den == 0, 0.0)                                  # a row with nothing to read: 0
+    starts = list(range(0, n, bq))
+    workers = min(len(starts), torch.get_num_threads() if workers is None else max(1, workers))
+
+    def run(share: list[int]) -> None:
+        # One score tile and accumulator per worker, reused for every block it handles.
+        tile = torch.empty(B, bq, bk, dtype=dtype, device=Q.device)
+        acc = torch.empty(B, bq, d_v + 1, dtype=dtype, device=Q.device)
+        stats = torch.empty(3, B, bq, 1, dtype=dtype, device=Q.device)      # running max, block max, rescale
+        for q0 in share:
+            _query_block(q, kT, v1, mask, flat_out, q0, min(q0 + bq, n), bk, tile, acc, stats)
+
+    if workers == 1:
+        run(starts)
+        return out
+
+    def one_thread(share: list[int]) -> None:
+        # Each worker owns whole query blocks with one intra-op thread: no barrier between the cores on
+        # every small tile operation, which on a busy 2-core machine cost more than the work itself.
+        torch.set_num_threads(1)                                           # this OS thread only
+        run(share)
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one_thread, [starts[i::workers] for i in range(workers)]))
     return out
+
+
+def _query_block(q: Tensor, kT: Tensor, v1: Tensor, mask: Tensor | None, out: Tensor, q0: int, q1: int, bk: int,
+                 tile: Tensor, acc: Tensor, stats: Tensor) -> None:
+    """Rows q0:q1 of the output: the online softmax over every key block, written into `out` (B, n, d_v)."""
+    B, rq, m, d_v = q.shape[0], q1 - q0, kT.shape[-1], out.shape[-1]
+    qb = q[:, q0:q1]
+    a, mx, bm, c = acc[:, :rq], stats[0, :, :rq], stats[1, :, :rq], stats[2, :, :rq]
+    a.zero_()
+    mx.fill_(float("-inf"))
+    for k0 in range(0, m, bk):
+        k1 = min(k0 + bk, m)
+        s = tile[:, :rq, : k1 - k0]
+        if mask is None:
+            torch.bmm(qb, kT[:, :, k0:k1], out=s)
+        else:
+            mb = mask[..., q0:q1, k0:k1].reshape(B, rq, k1 - k0)           # copies one tile at most
+            torch.baddbmm(mb, qb, kT[:, :, k0:k1], beta=LOG2E, out=s)     # log₂e·M + QKᵀ
+        torch.amax(s, dim=-1, keepdim=True, out=bm)
+        torch.maximum(mx, bm, out=bm)                                      # bm = new running maximum
+        # rows that have seen only −∞ so far keep a maximum of −∞; shift them by 0 instead (no NaN)
+        safe = bm if mask is None else torch.where(torch.isneginf(bm), 0.0, bm)
+        torch.sub(mx, safe, out=c).exp2_()                                # e^(m_old − m_new) ≤ 1
+        mx.copy_(bm)
+        s.sub_(safe).exp2_()                                               # e^(s − m_new), in place
+        a.mul_(c).baddbmm_(s, v1[:, k0:k1])                                # rescale, then add this block
+    den = a[..., d_v:]
+    o = out[:, q0:q1]
+    torch.div(a[..., :d_v], den, out=o)
+    if mask is not None:
+        o.masked_fill_(den == 0, 0.0)                                      # a row with nothing to read: 0
