@@ -93,14 +93,53 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     )
     layers = [cells]
     if query_row is not None:
-        if not 0 <= query_row < n:
-            raise ValueError(f"query_row {query_row} outside 0..{n - 1}")
-        frame = alt.Chart(pd.DataFrame({"query": [labels[query_row]]})).mark_rect(
-            filled=False, stroke=FRAME_COLOR, strokeWidth=2.5).encode(
-            y=alt.Y("query:O", sort=labels), x=alt.value(0), x2=alt.value("width"))
-        layers.append(frame)
+        layers.append(query_row_frame(tokens, query_row))
     return alt.layer(*layers).properties(
         width=alt.Step(step), height=alt.Step(step), title=alt.Title(heading, anchor="start"))
+
+
+def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
+    """The red rectangle framing one query row across a heatmap of these tokens (a layer of `head_heatmap`)."""
+    n = len(tokens)
+    if not 0 <= query_row < n:
+        raise ValueError(f"query_row {query_row} outside 0..{n - 1}")
+    labels = token_labels(tokens)
+    return alt.Chart(pd.DataFrame({"query": [labels[query_row]]})).mark_rect(
+        filled=False, stroke=FRAME_COLOR, strokeWidth=2.5).encode(
+        y=alt.Y("query:O", sort=labels), x=alt.value(0), x2=alt.value("width"))
+
+
+_TOP_LEVEL_ONLY = ("$schema", "datasets", "config", "autosize", "background", "padding", "usermeta")
+
+
+def add_layer_to_views(spec: dict, layer: dict) -> dict:
+    """A copy of the Vega-Lite dict `spec` with the top-level spec `layer` appended to every layered view in it.
+
+    For specs already turned into dicts (and cached): `add_layer_to_views(heads_row(W, tokens).to_dict(),
+    query_row_frame(tokens, r).to_dict())` equals `heads_row(W, tokens, r).to_dict()`, so a rerun that only moves
+    the query row adds one small layer instead of rebuilding every heatmap. Named datasets are merged.
+    """
+    part = {k: v for k, v in layer.items() if k not in _TOP_LEVEL_ONLY}
+
+    def walk(node):
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items() if k != "datasets"}
+            if isinstance(node.get("layer"), list):
+                # Altair puts the data of a one-layer chart on the view; with a second layer each layer holds its
+                # own, as the builder would have written it.
+                shared = out.pop("data", None)
+                layers = [lay if shared is None or "data" in lay else {"data": shared, **lay} for lay in out["layer"]]
+                out["layer"] = [*layers, part]
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out = walk(spec)
+    datasets = {**spec.get("datasets", {}), **layer.get("datasets", {})}
+    if datasets:
+        out["datasets"] = datasets
+    return out
 
 
 def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, block: int | None = None,

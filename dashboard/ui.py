@@ -6,14 +6,74 @@ HTML. Every Markdown string built here passes ticket-derived values through `loa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import loading, state
+from dashboard import charts, loading, state
 from dashboard.loading import md_escape
+
+try:
+    # What `st.altair_chart` runs on every call: Altair's to_dict (schema validation included) with each DataFrame
+    # turned into Arrow bytes under a content-hash name. Private in Streamlit (pinned in constraints.txt); without
+    # it the charts fall back to `st.altair_chart`, uncached.
+    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec as _altair_to_spec
+except ImportError:                                             # pragma: no cover - another Streamlit
+    _altair_to_spec = None
+
+
+# -- charts: built and converted once per input, drawn from the cached Vega-Lite dict on every rerun ---------------
+def _plain(value):
+    """A torch tensor as a numpy array, so `st.cache_data` hashes its values (sequences and dicts looked into)."""
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _spec(name: str, _builder: Callable, args: tuple, kwargs: dict) -> dict:
+    return _altair_to_spec(_builder(*args, **kwargs))
+
+
+def chart_spec(builder: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict | alt.TopLevelMixin:
+    """`builder(*args, **kwargs)` as the Vega-Lite dict `st.altair_chart` would send, computed once per input.
+
+    Building an Altair chart and validating it costs tens of milliseconds per heatmap; a rerun that shows the same
+    chart again (another widget changed) reuses the dict. Arguments are hashed by value (tensors as arrays)."""
+    args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+    if _altair_to_spec is None:
+        return builder(*args, **kwargs)
+    return _spec(f"{builder.__module__}.{builder.__qualname__}", builder, args, kwargs)
+
+
+def show_chart(spec: dict | alt.TopLevelMixin, width: str | int = "content") -> None:
+    if isinstance(spec, dict):
+        st.vega_lite_chart(spec, width=width)
+    else:
+        st.altair_chart(spec, width=width)
+
+
+def chart(builder: Callable[..., alt.TopLevelMixin], *args, width: str | int = "content", **kwargs) -> None:
+    """Draw `builder(*args, **kwargs)` (a pure chart builder), its spec cached per input."""
+    show_chart(chart_spec(builder, *args, **kwargs), width=width)
+
+
+def heads_row(patterns, tokens: Sequence[str], query_row: int, *, block: int,
+              head_importance: pd.DataFrame | None) -> None:
+    """`charts.heads_row` with the query row framed: the heatmaps cached per block, the frame added per rerun,
+    so moving the query row redraws no heatmap on the server."""
+    base = chart_spec(charts.heads_row, patterns, tokens, None, block=block, head_importance=head_importance)
+    if not isinstance(base, dict):
+        st.altair_chart(charts.heads_row(patterns, tokens, query_row, block=block, head_importance=head_importance),
+                        width="content")
+        return
+    frame = chart_spec(charts.query_row_frame, tokens, query_row)
+    show_chart(charts.add_layer_to_views(base, frame))
 
 
 def sidebar() -> None:
@@ -89,7 +149,7 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         if pick.team:
             verdict = " ✓ correct" if teams[k] == pick.team else f" ✗ misrouted (true: {pick.team})"
         st.metric("prediction", f"{teams[k]}", delta=f"confidence {p[k]:.2f}{verdict}", delta_color="off")
-        st.altair_chart(probability_chart(p, teams, pick.team), width="stretch")
+        chart(probability_chart, p, list(teams), pick.team, width="stretch")
 
 
 def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: str | None = None) -> alt.Chart:
@@ -126,6 +186,20 @@ def default_query_row(tokens: Sequence[str]) -> int:
     return next((i for i, t in enumerate(tokens) if t == "not"), 0)
 
 
+def csv_bytes(df: pd.DataFrame) -> bytes:
+    """The table as UTF-8 CSV, no index column."""
+    return df.to_csv(index=False).encode("utf-8")
+
+
 def csv_download(df: pd.DataFrame, label: str, file_name: str, key: str) -> None:
-    st.download_button(label, df.to_csv(index=False).encode("utf-8"), file_name=file_name, mime="text/csv",
+    """A button that downloads `df` as CSV, the file written only when it is clicked.
+
+    Deferred (a callable for `data`): the button carries no /media URL, so the browser fetches nothing when it
+    draws the button. With the bytes passed directly, every run stored a file and the browser checked its URL on
+    mount; under load a slow client asked after Streamlit had already dropped that run's file (its page had moved
+    on and two script runs, any session's, had finished): a 404 and "Download Button source error". It also
+    spares every rerun a `to_csv` of the table. A click generates the file and fetches it at once.
+    """
+    frozen = df.copy(deep=False)                    # the table as shown on this run, whatever happens to `df` later
+    st.download_button(label, partial(csv_bytes, frozen), file_name=file_name, mime="text/csv",
                        icon=":material/download:", key=key, on_click="ignore")

@@ -53,7 +53,7 @@ with c3:
 
 W = patterns[block - 1]                          # (h, n, n)
 st.subheader(f"Block {block}: the {n_heads} heads")
-st.altair_chart(charts.heads_row(W, tokens, query_row, block=block, head_importance=importance), width="content")
+ui.heads_row(W, tokens, query_row, block=block, head_importance=importance)
 
 # -- what the query token reads ---------------------------------------------------------------------------------
 st.subheader(f"What '{md_escape(tokens[query_row])}' (position {query_row}) reads in block {block}")
@@ -64,19 +64,19 @@ for h in range(n_heads):
     reads = ", then ".join(f"'{md_escape(r.token)}' ({r.key_pos}) {r.weight:.2f}" for r in top.itertuples())
     lines.append(f"- **head {h + 1}**: '{md_escape(tokens[query_row])}' reads {reads}")
 st.markdown("\n".join(lines))
-st.altair_chart(charts.query_bars(W, tokens, query_row), width="content")
+ui.chart(charts.query_bars, W, tokens, query_row)
 
 # -- vertical bands ---------------------------------------------------------------------------------------------
 st.subheader("Tokens every query reads: the vertical bands")
 st.caption("Mean weight each token receives over all reading tokens, per head of this block. A dark cell is a "
            "column of the heatmap that lights up for every row: punctuation and the first token often act as a "
            "resting place for attention that is not reading anything in particular.")
-st.altair_chart(charts.bands_chart(W, tokens), width="content")
+ui.chart(charts.bands_chart, W, tokens)
 
 # -- model view -------------------------------------------------------------------------------------------------
 st.subheader("Model view: every block × head")
 if len(tokens) <= MODEL_VIEW_MAX_TOKENS:
-    st.altair_chart(charts.model_view(patterns, tokens), width="content")
+    ui.chart(charts.model_view, patterns, tokens)
 else:
     st.info(f"The model view is drawn for tickets up to {MODEL_VIEW_MAX_TOKENS} tokens; this one has {len(tokens)}. "
             "Use the block selector above to see each head in full.")

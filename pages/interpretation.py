@@ -58,18 +58,16 @@ if has_effect:
     st.caption(f"Red bars: deleting (or <unk>-replacing) the token lowers p({md_escape(team)}); blue: raises it. "
                "TV = total variation, how much of the whole team distribution moves, any direction.")
     effects = ["removal", "unk replacement", "removal TV"]
-    st.altair_chart(charts.removal_chart(ti.per_token, effects, chosen), width="content")
+    ui.chart(charts.removal_chart, ti.per_token, effects, chosen)
 else:
-    st.altair_chart(charts.removal_chart(ti.per_token, [], chosen or signal_names[:1]), width="content")
+    ui.chart(charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
 
 focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names,
                      index=signal_names.index("rollout") if "rollout" in signal_names else 0, key="focus_signal")
 if has_effect:
-    st.altair_chart(charts.token_highlight(ti.tokens, ti.per_token["removal"],
-                                           title=f"text coloured by removal effect on p({team}) (red: lowers it)",
-                                           diverging=True), width="content")
-st.altair_chart(charts.token_highlight(ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}"),
-                width="content")
+    ui.chart(charts.token_highlight, ti.tokens, ti.per_token["removal"],
+             title=f"text coloured by removal effect on p({team}) (red: lowers it)", diverging=True)
+ui.chart(charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
 
 with st.expander("Per-token numbers (table and CSV)"):
     num_cols = [c for c in ti.per_token.columns if c not in ("position", "token")]
@@ -134,7 +132,7 @@ if has_effect:
                                default=[s for s in ERASER_DEFAULT if s in set(ti.eraser["signal"])])
     e1, e2 = st.columns([3, 2], gap="large")
     with e1:
-        st.altair_chart(charts.eraser_chart(ti.eraser, e_signals or None), width="content")
+        ui.chart(charts.eraser_chart, ti.eraser, e_signals or None)
     with e2:
         st.dataframe(ti.aopc, hide_index=True, width="stretch", column_config={
             "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
@@ -149,8 +147,7 @@ if ti.evidence is not None:
                "are evidence, what a random ranking scores on average.")
     st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
     if "evidence" in ti.per_token.columns:
-        st.altair_chart(charts.token_highlight(ti.tokens, ti.per_token["evidence"].astype(float),
-                                               title="evidence tokens"), width="content")
+        ui.chart(charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
     st.dataframe(ti.evidence, hide_index=True, width="stretch", column_config={
         "auprc": st.column_config.NumberColumn("AUPRC", format="%.3f"),
         "token_f1": st.column_config.NumberColumn("token F1", format="%.3f"),
@@ -173,15 +170,14 @@ with s1:
                 loading.compute_head_importance(split)
             st.rerun()
     else:
-        st.altair_chart(charts.head_importance_chart(importance), width="content")
+        ui.chart(charts.head_importance_chart, importance)
         hb1, hb2 = st.columns(2)
         blk = hb1.selectbox("Block", [1, 2], key="imp_block")
         hd = hb2.selectbox("Head", [1, 2, 3, 4], key="imp_head")
         row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
         st.markdown(f"Masking **block {blk} head {hd}** costs {row['accuracy_drop']:.3f} accuracy and "
                     f"{row['prob_drop']:.3f} of p(true team) on average. Its pattern on this ticket:")
-        st.altair_chart(charts.head_heatmap(ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk),
-                        width="content")
+        ui.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
 
 with s2:
     st.subheader("Attention against effect, ticket by ticket")
@@ -200,7 +196,7 @@ with s2:
             bar.empty()
             st.rerun()
     else:
-        st.altair_chart(charts.tau_distribution(interp, random_column="tau random"), width="content")
+        ui.chart(charts.tau_distribution, interp, random_column="tau random")
         long = charts.tau_long(interp, random_column="tau random")
         med = long.groupby("signal", sort=False)["tau"].median()
         rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))
@@ -212,6 +208,6 @@ with s2:
         suff = {c[len("sufficiency "):]: interp[c].mean() for c in interp.columns if c.startswith("sufficiency ")}
         means = pd.DataFrame({"signal": list(comp), "comprehensiveness": list(comp.values()),
                               "sufficiency": [suff.get(s, np.nan) for s in comp]})
-        st.altair_chart(charts.mean_eraser_chart(means, ["comprehensiveness", "sufficiency"]), width="content")
+        ui.chart(charts.mean_eraser_chart, means, ["comprehensiveness", "sufficiency"])
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_split_interp")

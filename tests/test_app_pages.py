@@ -224,6 +224,36 @@ def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, ro
     assert f"p({router.teams[other]})" in _markdown(at)
 
 
+def test_csv_downloads_are_written_on_click_not_on_every_run(app_env):
+    """The load test's race: a static download's /media file could be dropped before a slow browser checked it (404,
+    "Download Button source error"). Deferred buttons carry no URL until clicked, so there is nothing to miss."""
+    at = _app().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    buttons = at.get("download_button")
+    assert len(buttons) >= 3                                       # per-token table, agreement, ERASER
+    for b in buttons:
+        assert b.proto.deferred_file_id and not b.proto.url, b.proto.label
+    at.switch_page("../pages/tickets.py").run()
+    _ok(at)
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in at.get("download_button"))
+
+
+def test_csv_download_writes_the_table_as_shown_when_clicked(monkeypatch):
+    import pandas as pd
+
+    from dashboard import ui
+
+    seen = {}
+    monkeypatch.setattr(ui.st, "download_button", lambda label, data, **kw: seen.update(label=label, data=data, **kw))
+    df = pd.DataFrame({"token": ["not", "a,b", "é"], "removal": [0.5, -0.25, 0.0]})
+    expected = df.to_csv(index=False).encode("utf-8")
+    ui.csv_download(df, "table (CSV)", "t.csv", key="dl")
+    assert callable(seen["data"]) and seen["mime"] == "text/csv" and seen["file_name"] == "t.csv"
+    df.loc[0, "removal"] = 9.0                                     # a later change to the caller's table
+    assert seen["data"]() == expected == ui.csv_bytes(pd.read_csv(__import__("io").BytesIO(expected)))
+
+
 # -- broken files ----------------------------------------------------------------------------------------------------
 def test_missing_weights_give_one_readable_error(app_env, tmp_path, monkeypatch):
     monkeypatch.setenv("TICKETNET_WEIGHTS", str(tmp_path / "router.pt"))

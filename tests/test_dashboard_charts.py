@@ -145,6 +145,20 @@ def test_heads_row_wraps_long_tickets_into_rows_and_titles_head_importance():
     assert "accuracy −0.200" in titles[1] and "p(true) −0.300" in titles[1]
 
 
+def test_the_query_frame_added_to_cached_heatmaps_equals_the_framed_heads_row():
+    # The Heads page caches the heatmaps of a block once and adds the frame of each query row to the dict.
+    tokens = [f"w{i}" for i in range(30)]
+    W = _patterns(n=30)[0]
+    for toks, w, cols in ((TOKENS, _patterns()[1], None), (tokens, W, None), (TOKENS, _patterns()[0], 4)):
+        base = charts.heads_row(w, toks, None, block=1, columns=cols).to_dict()
+        for row in (0, 3, len(toks) - 1):
+            framed = charts.add_layer_to_views(base, charts.query_row_frame(toks, row).to_dict())
+            assert framed == charts.heads_row(w, toks, row, block=1, columns=cols).to_dict()
+    assert "datasets" in base and all(len(v["layer"]) == 1 for v in base["hconcat"])     # base left as it was
+    with pytest.raises(ValueError):
+        charts.query_row_frame(TOKENS, N)
+
+
 def test_query_bars_one_panel_per_head_top_two_labelled():
     W = _patterns()[0]
     spec = charts.query_bars(W, TOKENS, query_row=3).to_dict()
