@@ -184,17 +184,9 @@ with s2:
     interp = loading.split_interpretation(split)
     if interp is None:
         st.caption(f"For each of the {n_split} tickets: Kendall τ of every attention signal against the deletion "
-                   "effect (target: predicted team), and ERASER AOPC. A few minutes for valid or test; computed "
-                   "once and shared with the Tickets page.")
-        if st.button("Compute interpretation for this split", icon=":material/calculate:", key="btn_split"):
-            bar = st.progress(0.0, text="Interpreting the split…")
-
-            def progress(done: int, total: int) -> None:
-                bar.progress(done / max(total, 1), text=f"Interpreting the split: {done} of {total} tickets")
-
-            loading.compute_split_interpretation(split, progress)
-            bar.empty()
-            st.rerun()
+                   "effect (target: predicted team), and ERASER AOPC. Computed once and shared with the Tickets "
+                   "page.")
+        ui.split_interpretation_button(split, n_split, key="btn_split")
     else:
         ui.chart(charts.tau_distribution, interp, random_column="tau random")
         long = charts.tau_long(interp, random_column="tau random")

@@ -196,19 +196,7 @@ with d1:
 
 with d3:
     if interp is None:
-        estimate = len(table) * 0.15
-        if st.button("Compute interpretation for this split", icon=":material/calculate:",
-                     help=f"For every ticket: Kendall τ of each attention signal against the removal effect, "
-                          f"and ERASER scores. About {estimate / 60:.0f} min for {len(table)} tickets on a laptop; "
-                          "computed once, then kept while the dashboard runs."):
-            bar = st.progress(0.0, text="Interpreting the split…")
-
-            def progress(done: int, total: int) -> None:
-                bar.progress(done / max(total, 1), text=f"Interpreting the split: {done} of {total} tickets")
-
-            loading.compute_split_interpretation(split, progress)
-            bar.empty()
-            st.rerun()
+        ui.split_interpretation_button(split, len(table), key="btn_split_tickets")
     else:
         st.caption("Split interpretation computed: sort by *attention disagrees with effect*. The Interpretation "
                    "page shows the split-wide results.")
