@@ -11,6 +11,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "dashboard" / "app.py"
 DEFAULT_TICKET = "T-65052"
+HEADS = "../pages/heads.py"                  # AppTest names pages relative to the entry script, dashboard/app.py
+INTERPRETATION = "../pages/interpretation.py"
+
+
+def app_test(timeout: float = 90, **query):
+    """An AppTest of the whole dashboard (entry script and navigation), with `query` as the URL's parameters."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.query_params.update(query)
+    return at
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,11 @@ import time
 
 import pytest
 
-from tests.conftest import APP, DEFAULT_TICKET
+from tests.conftest import APP, DEFAULT_TICKET, HEADS, INTERPRETATION, app_test
 
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-HEADS = "../pages/heads.py"
-INTERPRETATION = "../pages/interpretation.py"
 TIMEOUT = 60
 
 HUGE = ("my card was declined twice and the refund never arrived " * 2000)[:100_000]
@@ -44,9 +42,6 @@ ROUTED = {
     "markdown": (MARKDOWN, None),
 }
 
-
-def _app() -> AppTest:
-    return AppTest.from_file(str(APP), default_timeout=TIMEOUT)
 
 
 def _type(at: AppTest, text: str) -> AppTest:
@@ -83,7 +78,7 @@ def _shown_as_plain_text(at, text: str) -> None:
 
 @pytest.mark.parametrize("text,notice", ROUTED.values(), ids=list(ROUTED))
 def test_a_nasty_typed_ticket_is_routed_and_every_page_shows_it(small_data, text, notice):
-    at = _app().run()
+    at = app_test().run()
     _type(at, text)
     _ok(at)
     assert at.session_state["picked_ticket"] == "custom"
@@ -105,7 +100,7 @@ def test_a_nasty_typed_ticket_is_routed_and_every_page_shows_it(small_data, text
 @pytest.mark.parametrize("text", ["", "   \n\t  ", "\u3000\u00a0\u2003\r\n", "\x00\x00", "\u200b\u200d"],
                          ids=["empty", "whitespace", "unicode_whitespace", "nul_only", "zero_width_only"])
 def test_a_blank_typed_ticket_says_so_and_keeps_the_pick(small_data, text):
-    at = _app().run()
+    at = app_test().run()
     _type(at, text)
     assert not at.exception
     assert any("empty" in w.value for w in at.warning), [w.value for w in at.warning]
@@ -116,7 +111,7 @@ def test_a_blank_typed_ticket_says_so_and_keeps_the_pick(small_data, text):
 
 def test_a_100000_character_ticket_is_truncated_with_a_notice_in_seconds(small_data, router):
     started = time.perf_counter()
-    at = _app().run()
+    at = app_test().run()
     _type(at, HUGE)
     _ok(at)
     assert at.session_state["picked_ticket"] == "custom"
@@ -169,7 +164,7 @@ def weights_copy(artifacts, tmp_path, monkeypatch):
 def test_truncated_weights_give_one_readable_error(weights_copy):
     pt = weights_copy / "router.pt"
     pt.write_bytes(pt.read_bytes()[:5000])
-    _one_error_naming(_app().run(), "router.pt", "TICKETNET_WEIGHTS")
+    _one_error_naming(app_test().run(), "router.pt", "TICKETNET_WEIGHTS")
 
 
 @pytest.mark.filterwarnings("ignore:Detected pickle protocol")
@@ -181,7 +176,7 @@ def test_a_pickle_instead_of_weights_is_refused(weights_copy):
             return (print, ("pwned",))
 
     (weights_copy / "router.pt").write_bytes(pickle.dumps({"x": Payload()}))
-    _one_error_naming(_app().run(), "router.pt", "TICKETNET_WEIGHTS")
+    _one_error_naming(app_test().run(), "router.pt", "TICKETNET_WEIGHTS")
 
 
 def test_weights_with_a_vocabulary_from_another_training_are_refused(weights_copy):
@@ -189,12 +184,12 @@ def test_weights_with_a_vocabulary_from_another_training_are_refused(weights_cop
 
     itos = json.loads((weights_copy / "vocab.json").read_text(encoding="utf-8"))
     (weights_copy / "vocab.json").write_text(json.dumps(itos[:-5]), encoding="utf-8")
-    _one_error_naming(_app().run(), "vocab.json", "TICKETNET_WEIGHTS")
+    _one_error_naming(app_test().run(), "vocab.json", "TICKETNET_WEIGHTS")
 
 
 def test_weights_pointing_at_a_folder_give_one_readable_error(weights_copy, monkeypatch):
     monkeypatch.setenv("TICKETNET_WEIGHTS", str(weights_copy))
-    _one_error_naming(_app().run(), str(weights_copy.name), "TICKETNET_WEIGHTS")
+    _one_error_naming(app_test().run(), str(weights_copy.name), "TICKETNET_WEIGHTS")
 
 
 @pytest.fixture
@@ -225,17 +220,17 @@ BAD_CSV = {
 @pytest.mark.parametrize("content", BAD_CSV.values(), ids=list(BAD_CSV))
 def test_a_bad_valid_csv_gives_one_readable_error(data_copy, content):
     (data_copy / "valid.csv").write_bytes(content)
-    _one_error_naming(_app().run(), "valid.csv", "TICKETNET_DATA")
+    _one_error_naming(app_test().run(), "valid.csv", "TICKETNET_DATA")
 
 
 def test_a_missing_split_gives_one_readable_error(data_copy):
     (data_copy / "valid.csv").unlink()
-    _one_error_naming(_app().run(), "valid.csv", "TICKETNET_DATA")
+    _one_error_naming(app_test().run(), "valid.csv", "TICKETNET_DATA")
 
 
 def test_a_data_folder_that_does_not_exist_gives_one_readable_error(data_copy, monkeypatch, tmp_path):
     monkeypatch.setenv("TICKETNET_DATA", str(tmp_path / "nowhere"))
-    _one_error_naming(_app().run(), "nowhere", "TICKETNET_DATA")
+    _one_error_naming(app_test().run(), "nowhere", "TICKETNET_DATA")
 
 
 def test_markdown_escaping_also_shows_invisible_characters():

@@ -7,20 +7,12 @@ import re
 
 import pytest
 
-from tests.conftest import APP, DEFAULT_TICKET
+from tests.conftest import DEFAULT_TICKET, HEADS, INTERPRETATION, app_test
 
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-HEADS = "../pages/heads.py"                  # pages are given relative to the entry script, dashboard/app.py
-INTERPRETATION = "../pages/interpretation.py"
-TIMEOUT = 90
 
-
-def _app(**query) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.query_params.update(query)
-    return at
 
 
 def _texts(at) -> list[str]:
@@ -47,7 +39,7 @@ def _metric(at, label: str) -> str:
 
 # -- Tickets ---------------------------------------------------------------------------------------------------
 def test_tickets_page_shows_the_default_ticket_its_prediction_and_the_split(app_env, router, valid_rows):
-    at = _app().run()
+    at = app_test().run()
     _ok(at)
     assert at.query_params["ticket"] == DEFAULT_TICKET
     default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
@@ -65,7 +57,7 @@ def test_tickets_page_shows_the_default_ticket_its_prediction_and_the_split(app_
 
 def test_a_ticket_named_in_the_url_is_shown_on_every_page(app_env, valid_rows):
     other = next(r for r in valid_rows if r["ticket_id"] != DEFAULT_TICKET)
-    at = _app(ticket=other["ticket_id"]).run()
+    at = app_test(ticket=other["ticket_id"]).run()
     _ok(at)
     assert other["text"] in _texts(at)
     assert other["ticket_id"] in _markdown(at)
@@ -76,14 +68,14 @@ def test_a_ticket_named_in_the_url_is_shown_on_every_page(app_env, valid_rows):
 
 
 def test_an_unknown_ticket_in_the_url_says_so_and_falls_back(app_env):
-    at = _app(ticket="T-00000-nope").run()
+    at = app_test(ticket="T-00000-nope").run()
     assert not at.exception
     assert any("T-00000-nope" in w.value for w in at.warning)
     assert at.query_params["ticket"] == DEFAULT_TICKET
 
 
 def test_clicking_a_table_row_picks_that_ticket(app_env, valid_rows):
-    at = _app().run()
+    at = app_test().run()
     table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
     chosen = table.iloc[4]
     at.session_state["ticket_table"] = {"selection": {"rows": [4], "columns": []}}   # what a click sends
@@ -95,7 +87,7 @@ def test_clicking_a_table_row_picks_that_ticket(app_env, valid_rows):
 
 
 def test_filters_narrow_the_table(app_env):
-    at = _app().run()
+    at = app_test().run()
     at.toggle(key="misrouted").set_value(True)
     at.selectbox(key="true_filter").set_value("payments")
     at.run()
@@ -111,7 +103,7 @@ def test_filters_narrow_the_table(app_env):
 
 
 def test_clicking_a_confusion_cell_filters_the_table(app_env):
-    at = _app().run()
+    at = app_test().run()
     at.session_state["confusion_valid_0"] = {"selection": {"cell": [{"true": "payments", "predicted": "delivery"}]}}
     at.run()                                       # what a click on the cell sends
     _ok(at)
@@ -130,7 +122,7 @@ def _type(at, text: str) -> AppTest:
 
 
 def test_a_typed_ticket_is_picked_and_shown_as_plain_text(app_env, router):
-    at = _app().run()
+    at = app_test().run()
     typed = "My card was charged twice <b>for</b> one order 🎉 **please** refund"
     _type(at, typed)
     _ok(at)
@@ -145,7 +137,7 @@ def test_a_typed_ticket_is_picked_and_shown_as_plain_text(app_env, router):
 
 
 def test_an_empty_typed_ticket_gets_a_visible_message(app_env):
-    at = _app().run()
+    at = app_test().run()
     _type(at, "   \n  ")
     assert not at.exception
     assert any("empty" in w.value for w in at.warning)
@@ -153,7 +145,7 @@ def test_an_empty_typed_ticket_gets_a_visible_message(app_env):
 
 
 def test_unknown_words_and_truncation_are_noticed(app_env, router):
-    at = _app().run()
+    at = app_test().run()
     _type(at, "🎉 🎈 ✨")
     assert not at.exception
     assert any("never saw these words" in w.value for w in at.warning)
@@ -163,7 +155,7 @@ def test_unknown_words_and_truncation_are_noticed(app_env, router):
 
 
 def test_a_typed_ticket_in_the_url_is_restored(app_env):
-    at = _app(ticket="custom", text="where is my parcel").run()
+    at = app_test(ticket="custom", text="where is my parcel").run()
     _ok(at)
     assert "where is my parcel" in _texts(at)
     assert "Your ticket" in _markdown(at)
@@ -179,7 +171,7 @@ def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, 
     monkeypatch.setattr(ticketnet, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
     loading._inspection.clear()
 
-    at = _app().run()
+    at = app_test().run()
     at.switch_page(HEADS).run()
     _ok(at)
     default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
@@ -195,7 +187,7 @@ def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, 
 
     query.set_value(5).run()
     _ok(at)
-    assert any(f"(position 5)" in h.value for h in at.subheader)
+    assert any("(position 5)" in h.value for h in at.subheader)
     at.segmented_control(key="block").set_value(2).run()
     _ok(at)
     assert any(h.value.startswith("Block 2") for h in at.subheader)
@@ -204,7 +196,7 @@ def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, 
 
 # -- Interpretation -----------------------------------------------------------------------------------------------
 def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, router):
-    at = _app().run()
+    at = app_test().run()
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     headers = [h.value for h in at.header]
@@ -227,7 +219,7 @@ def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, ro
 def test_csv_downloads_are_written_on_click_not_on_every_run(app_env):
     """The load test's race: a static download's /media file could be dropped before a slow browser checked it (404,
     "Download Button source error"). Deferred buttons carry no URL until clicked, so there is nothing to miss."""
-    at = _app().run()
+    at = app_test().run()
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     buttons = at.get("download_button")
@@ -257,7 +249,7 @@ def test_csv_download_writes_the_table_as_shown_when_clicked(monkeypatch):
 # -- broken files ----------------------------------------------------------------------------------------------------
 def test_missing_weights_give_one_readable_error(app_env, tmp_path, monkeypatch):
     monkeypatch.setenv("TICKETNET_WEIGHTS", str(tmp_path / "router.pt"))
-    at = _app().run()
+    at = app_test().run()
     assert not at.exception
     assert len(at.error) == 1
     assert "router.pt" in at.error[0].value and "TICKETNET_WEIGHTS" in at.error[0].value
@@ -270,7 +262,7 @@ def test_a_broken_split_gives_one_readable_error(app_env, tmp_path, monkeypatch)
         shutil.copy(app_env.data / name, tmp_path / name)
     (tmp_path / "valid.csv").write_text("ticket_id,text\nT-1,hello\n", encoding="utf-8")
     monkeypatch.setenv("TICKETNET_DATA", str(tmp_path))
-    at = _app().run()
+    at = app_test().run()
     assert not at.exception
     assert len(at.error) == 1
     assert "valid.csv" in at.error[0].value and "team" in at.error[0].value
@@ -278,7 +270,7 @@ def test_a_broken_split_gives_one_readable_error(app_env, tmp_path, monkeypatch)
 
 # -- across a split (on a 40-ticket split, so it takes seconds) ------------------------------------------------------
 def test_split_wide_interpretation_and_head_importance(small_data):
-    at = _app().run()
+    at = app_test().run()
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     next(b for b in at.button if b.label == "Compute head importance").click().run()

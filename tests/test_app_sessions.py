@@ -11,20 +11,12 @@ import threading
 import pytest
 import torch
 
-from tests.conftest import APP, DEFAULT_TICKET
+from tests.conftest import DEFAULT_TICKET, HEADS, INTERPRETATION, app_test
 
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-HEADS = "../pages/heads.py"
-INTERPRETATION = "../pages/interpretation.py"
-TIMEOUT = 90
 
-
-def _app(**query) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.query_params.update(query)
-    return at
 
 
 def _ok(at) -> None:
@@ -43,7 +35,7 @@ def _pick(at) -> str:
 def test_each_session_keeps_its_own_pick(app_env, valid_rows):
     others = [r for r in valid_rows if r["ticket_id"] != DEFAULT_TICKET and len(r["text"]) > 30]
     b = others[0]
-    one, two = _app().run(), _app(ticket=b["ticket_id"]).run()
+    one, two = app_test().run(), app_test(ticket=b["ticket_id"]).run()
     _ok(one), _ok(two)
     assert (_pick(one), _pick(two)) == (DEFAULT_TICKET, b["ticket_id"])
 
@@ -78,7 +70,7 @@ def test_the_shared_model_is_only_read(app_env, valid_rows):
 
     fresh = Router.load(app_env.weights).model.state_dict()
     ticket = next(r for r in valid_rows if r["ticket_id"] != DEFAULT_TICKET)["ticket_id"]
-    at = _app(ticket=ticket).run()
+    at = app_test(ticket=ticket).run()
     at.switch_page(HEADS).run()
     at.switch_page(INTERPRETATION).run()                # gradients (integrated gradients, gradient × input) too
     _ok(at)

@@ -4,9 +4,8 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 
-from ticketnet.attention import MultiHead, attention, causal_mask, padding_mask
+from ticketnet.attention import MultiHead, attention, causal_mask
 
 # 'damaged on arrival', d = 4, d_k = 2: the lesson's X and weight matrices.
 X = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])

@@ -32,7 +32,6 @@ import json
 import os
 import random
 import re
-import statistics
 import sys
 import time
 from collections import Counter, defaultdict
