@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -15,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ticketnet.bench_ui import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: F401 - one definition for bench and tests
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path(os.environ.get("TICKETNET_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SHOTS = ROOT / "artifacts" / "screenshots"
 WAIT_MS = 90_000
 
@@ -32,15 +30,13 @@ def require_chromium() -> None:
         pytest.skip(reason, allow_module_level=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def server_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
-            "--server.headless", "true", "--server.address", "localhost", "--browser.gatherUsageStats", "false"]
+def server_command(port: int, bare: bool = False) -> list[str]:
+    """`streamlit run` on `port`; `bare` passes nothing else, so every setting comes from .streamlit/config.toml."""
+    command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port)]
+    if bare:
+        return command
+    return [*command, "--server.headless", "true", "--server.address", "localhost",
+            "--browser.gatherUsageStats", "false"]
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
@@ -68,12 +64,13 @@ def stop(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def streamlit_server(env: dict[str, str], log: Path, port: int | None = None,
-                     prefix: list[str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+                     prefix: list[str] | None = None, bare: bool = False) -> Iterator[tuple[str, subprocess.Popen]]:
     """A real Streamlit server on `port` (default: a free one), run from the repository root so
-    .streamlit/config.toml applies; yields (url, process) and stops it afterwards."""
+    .streamlit/config.toml applies (`bare`: nothing but the port on the command line, as `make run`);
+    yields (url, process) and stops it afterwards."""
     port = port or free_port()
     with open(log, "ab") as out:
-        proc = subprocess.Popen([*(prefix or []), *server_command(port)], cwd=ROOT,
+        proc = subprocess.Popen([*(prefix or []), *server_command(port, bare)], cwd=ROOT,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
                                 stdout=out, stderr=subprocess.STDOUT)
     try:

@@ -16,18 +16,16 @@ Needs /usr/bin/chromium; skipped without it, except under CI.
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 
 import pytest
 
-from tests.browser import (CHROMIUM, CHROMIUM_ARGS, ROOT, WAIT_MS, free_port, no_exception, require_chromium, settle,
-                           stop, wait_healthy)
+from tests.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, free_port, no_exception, require_chromium, settle,
+                           streamlit_server)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -58,18 +56,9 @@ INJECTED = """() => {
 def server(artifacts, tmp_path_factory):
     """`make run`'s command on a free port: every setting comes from .streamlit/config.toml."""
     port = free_port()
-    log = tmp_path_factory.mktemp("security") / "server.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TICKETNET_WEIGHTS": str(artifacts.weights),
-           "TICKETNET_DATA": str(artifacts.data)}
-    with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port",
-                                 str(port)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://localhost:{port}"
-        wait_healthy(url, proc, log)
+    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
+    with streamlit_server(env, tmp_path_factory.mktemp("security") / "server.log", port, bare=True) as (url, _):
         yield url, port
-    finally:
-        stop(proc)
 
 
 @pytest.fixture(scope="module")

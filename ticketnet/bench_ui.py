@@ -89,7 +89,8 @@ def _warm_target(at, repeats: int) -> dict:
             "teams": n}
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on localhost that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -103,7 +104,7 @@ def cold_start(timeout: float = 60) -> dict:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return {"skipped": "playwright is not installed (pip install -r requirements-dev.txt)"}
-    port = _free_port()
+    port = free_port()
     url = f"http://localhost:{port}"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
