@@ -18,10 +18,11 @@ function exists to avoid.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import Tensor
+
+from ticketnet.parallel import share_out
 
 BLOCK_Q = 1024
 BLOCK_K = 1024
@@ -62,7 +63,6 @@ def blocked_attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = Non
     bq, bk = min(block_q, n), min(block_k, m)
     flat_out = out.view(B, n, d_v)
     starts = list(range(0, n, bq))
-    workers = min(len(starts), torch.get_num_threads() if workers is None else max(1, workers))
 
     def run(share: list[int]) -> None:
         # One score tile and accumulator per worker, reused for every block it handles.
@@ -72,18 +72,9 @@ def blocked_attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = Non
         for q0 in share:
             _query_block(q, kT, v1, mask, flat_out, q0, min(q0 + bq, n), bk, tile, acc, stats)
 
-    if workers == 1:
-        run(starts)
-        return out
-
-    def one_thread(share: list[int]) -> None:
-        # Each worker owns whole query blocks with one intra-op thread: no barrier between the cores on
-        # every small tile operation, which on a busy 2-core machine cost more than the work itself.
-        torch.set_num_threads(1)                                           # this OS thread only
-        run(share)
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one_thread, [starts[i::workers] for i in range(workers)]))
+    # Each worker owns whole query blocks with one intra-op thread: no barrier between the cores on every
+    # small tile operation, which on a busy 2-core machine cost more than the work itself.
+    share_out(run, starts, workers)
     return out
 
 

@@ -6,7 +6,6 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,8 +14,10 @@ import torch
 from scipy import stats
 from torch import Tensor, nn
 
+from ticketnet.counterfactual import check_eval, check_ticket, counterfactual_batch, variant_probs
 from ticketnet.lens import run_with_cache, torch_differences
 from ticketnet.model import pad_batch
+from ticketnet.parallel import share_out
 from ticketnet.text import PAD_ID, UNK_ID, token_spans
 
 FRACTIONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5)   # ERASER's bins (DeYoung et al. 2020), immutable
@@ -25,26 +26,6 @@ ERASER_COLUMNS = ("signal", "fraction", "k", "comprehensiveness", "sufficiency")
 
 
 # -- checks -----------------------------------------------------------------------------------------------
-def _check_eval(model: nn.Module) -> None:
-    if model.training:
-        raise ValueError("interpretation reads a model in eval mode (dropout off); call model.eval() first")
-
-
-def _check_ticket(ids: Tensor, min_len: int = 1) -> Tensor:
-    """One ticket's ids as a 1-D long tensor, refusing shapes and padding that would silently mislead."""
-    if not isinstance(ids, Tensor):
-        ids = torch.as_tensor(ids)
-    if ids.dim() != 1:
-        raise ValueError(f"ids must be one ticket, a 1-D tensor (n,), got shape {tuple(ids.shape)}")
-    if ids.dtype != torch.long:
-        raise ValueError(f"ids must be token ids (torch.long), got {ids.dtype}")
-    if ids.numel() < min_len:
-        raise ValueError(f"this needs a ticket of at least {min_len} token(s), got {ids.numel()}")
-    if bool(ids.eq(PAD_ID).any()):
-        raise ValueError("ids contain <pad> (id 0); pass one ticket without padding")
-    return ids
-
-
 def _check_vector(x: Tensor | Sequence[float], name: str) -> Tensor:
     x = torch.as_tensor(x)
     if x.dim() != 1:
@@ -65,27 +46,6 @@ def _ranked(scores: Tensor) -> Tensor:
 
 
 # -- 1-3. counterfactuals ---------------------------------------------------------------------------------
-def counterfactual_batch(ids: Tensor, unk_id: int = UNK_ID) -> tuple[Tensor, Tensor]:
-    """One padded batch of 2n+1 variants of one ticket `ids` (n,): ids (2n+1, n) and is_pad (2n+1, n).
-
-    Row 0 is the ticket; row 1+i the ticket with token i deleted (n−1 tokens, later tokens move up one
-    position, one <pad> at the end); row n+1+i the ticket with token i replaced by `unk_id`.
-    """
-    ids = _check_ticket(ids)
-    n = ids.numel()
-    if n < 2:
-        raise ValueError("a one-token ticket has nothing left after deleting its token; deletion needs n ≥ 2")
-    keep = ~torch.eye(n, dtype=torch.bool)                            # (n, n): row i drops column i
-    deleted = ids.expand(n, n)[keep].view(n, n - 1)                    # (n, n−1), order preserved
-    deleted = torch.cat([deleted, deleted.new_full((n, 1), PAD_ID)], dim=1)
-    replaced = ids.expand(n, n).clone()
-    replaced.fill_diagonal_(unk_id)                                    # (n, n)
-    batch = torch.cat([ids[None], deleted, replaced])                  # (2n+1, n)
-    is_pad = torch.zeros_like(batch, dtype=torch.bool)
-    is_pad[1 : n + 1, -1] = True                                       # stated, not inferred from id 0
-    return batch, is_pad
-
-
 @dataclass
 class Counterfactuals:
     """Team probabilities of one ticket and of its one-token variants."""
@@ -96,13 +56,10 @@ class Counterfactuals:
 
 
 def counterfactual_probs(model: nn.Module, ids: Tensor, unk_id: int = UNK_ID) -> Counterfactuals:
-    """Probabilities of all 2n+1 variants of `ids` (n,) from ONE batched forward pass."""
-    _check_eval(model)
-    batch, is_pad = counterfactual_batch(ids, unk_id)
-    n = batch.shape[1]
-    with torch.inference_mode():
-        probs = torch.softmax(model(batch, is_pad), dim=-1)            # (2n+1, C)
-    return Counterfactuals(base=probs[0], removed=probs[1 : n + 1], replaced=probs[n + 1 :])
+    """Probabilities of the ticket `ids` (n,) and of all its 2n one-token variants, in one batched pass
+    (`ticketnet.counterfactual.variant_probs`: block 1 shared across variants for longer tickets)."""
+    probs = variant_probs(model, ids, unk_id)
+    return Counterfactuals(base=probs["ticket"], removed=probs["deleted"], replaced=probs["replaced"])
 
 
 def _check_variants(base: Tensor, variants: Tensor) -> None:
@@ -187,11 +144,11 @@ def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int 
     """
     from captum.attr import LayerIntegratedGradients
 
-    _check_eval(model)
+    check_eval(model)
     if steps < 2:
         raise ValueError(f"integrated gradients needs at least 2 steps along the path, got {steps}")
     with torch.inference_mode(False), torch.enable_grad():
-        x = _check_ticket(ids).clone()[None]                           # a normal tensor even if made in inference mode
+        x = check_ticket(ids).clone()[None]                           # a normal tensor even if made in inference mode
         ig = LayerIntegratedGradients(_probability_of_ids(model), _embedding_layer(model))
         attr, delta = ig.attribute(x, baselines=torch.zeros_like(x), target=target, n_steps=steps,
                                    return_convergence_delta=True)
@@ -202,9 +159,9 @@ def gradient_x_input(model: nn.Module, ids: Tensor, target: int) -> Tensor:
     """Gradient × input of p(target) at the token embeddings for one ticket `ids` (n,) -> (n,), summed over d."""
     from captum.attr import LayerGradientXActivation
 
-    _check_eval(model)
+    check_eval(model)
     with torch.inference_mode(False), torch.enable_grad():
-        x = _check_ticket(ids).clone()[None]
+        x = check_ticket(ids).clone()[None]
         gxa = LayerGradientXActivation(_probability_of_ids(model), _embedding_layer(model))
         attr = gxa.attribute(x, target=target)
     return attr[0].sum(-1).detach()
@@ -316,7 +273,7 @@ def rationale_variants(ids: Tensor, order: Tensor, k: int) -> tuple[Tensor, Tens
 
     The rationale r is the k tokens with the highest `order` scores (n,), equal scores by position.
     """
-    ids = _check_ticket(ids)
+    ids = check_ticket(ids)
     order = _check_vector(order, "order")
     n = ids.numel()
     if order.numel() != n:
@@ -339,7 +296,7 @@ def _rationale_size(fraction: float, n: int) -> int:
 def _eraser_plan(ids: Tensor, signals: Mapping[str, Tensor], fractions: Sequence[float]) -> list[tuple]:
     """(signal, fraction, k, x∖r ids list, r ids list) for every signal and fraction of one ticket; the same
     split as `rationale_variants`, done on lists because a whole data split asks for hundreds of thousands."""
-    ids = _check_ticket(ids, min_len=2)
+    ids = check_ticket(ids, min_len=2)
     tokens, n = ids.tolist(), ids.numel()
     sizes = [(f, _rationale_size(f, n)) for f in fractions]
     plan = []
@@ -379,8 +336,8 @@ def eraser(model: nn.Module, ids: Tensor, signals: Mapping[str, Tensor], target:
     p(target|x) − p(target|r) (low: r alone suffices). All variants of all signals and fractions go
     through ONE batched forward pass. Columns: signal, fraction, k, comprehensiveness, sufficiency.
     """
-    _check_eval(model)
-    ids = _check_ticket(ids, min_len=2)
+    check_eval(model)
+    ids = check_ticket(ids, min_len=2)
     plan = _eraser_plan(ids, signals, fractions)
     seqs = [s for *_, removed, kept in plan for s in (removed, kept)] + [ids.tolist()]
     unique, where = _unique_rows(seqs)
@@ -455,7 +412,7 @@ def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tenso
     (target=None), of the unmasked model's predicted team (target="predicted") or of one team index.
     Columns: block, head (1-based), accuracy (with the head off), accuracy_drop, prob_drop.
     """
-    _check_eval(model)
+    check_eval(model)
     if ids.dim() != 2 or is_pad.shape != ids.shape or labels.shape != ids.shape[:1]:
         raise ValueError(f"need ids and is_pad (B, n) and labels (B,), got {tuple(ids.shape)}, "
                          f"{tuple(is_pad.shape)}, {tuple(labels.shape)}")
@@ -558,7 +515,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     removal-based parts (agreement, ERASER, disagreements) are empty and `note` says why.
     """
     model = router.model
-    _check_eval(model)
+    check_eval(model)
     enc = router.encode(text)
     ids = torch.tensor(enc.ids, dtype=torch.long)
     n = ids.numel()
@@ -657,28 +614,8 @@ def _batched_probs(model: nn.Module, seqs: list[list[int]], max_tokens: int = 81
             for idx in share:
                 out[idx] = torch.softmax(model(*pad_batch([unique[i] for i in idx])), -1)
 
-    _share_out(run, chunks, workers)
+    share_out(run, chunks, workers)
     return out[where]
-
-
-def _share_out(run: Callable[[list], None], chunks: list, workers: int | None) -> None:
-    """Call `run` on the chunks, dealt out round-robin to `workers` threads of one intra-op thread each.
-
-    On a 2-core machine that other work also uses, two single-threaded workers keep both cores busy where
-    one computation with two intra-op threads waits at every operation for the slower core (measured on
-    the valid split: 22.8 s with one thread, 39.7 s with two intra-op threads while another job ran).
-    """
-    workers = min(len(chunks), torch.get_num_threads() if workers is None else max(1, workers))
-    if workers <= 1:
-        run(chunks)
-        return
-
-    def one_thread(share: list) -> None:
-        torch.set_num_threads(1)                                       # this OS thread only
-        run(share)
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one_thread, [chunks[i::workers] for i in range(workers)]))
 
 
 def _deletion_rows(ids: Tensor, unk_id: int) -> list[list[int]]:
@@ -728,7 +665,7 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
     if target not in ("predicted", "label"):
         raise ValueError(f"target must be 'predicted' or 'label', got {target!r}")
     model = router.model
-    _check_eval(model)
+    check_eval(model)
     teams = list(router.teams)
     unk = router.vocab.stoi.get("<unk>", UNK_ID)
     encoded = []
