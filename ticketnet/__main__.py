@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from ticketnet.allocator import keep_freed_memory
+
+    keep_freed_memory()                                 # steady speed for the repeated tensor work of every command
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -33,7 +33,14 @@ def forward_flops(cfg, n: int, batch: int) -> float:
     return float(batch * cfg.n_blocks * per_block)
 
 
-def removal_vs_captum(router: Router, text: str, repeats: int) -> dict:
+def shared_replacement_flops(cfg, n: int) -> float:
+    """Multiply-adds ×2 of n <unk> replacements with block 1 shared: per variant, block 1's output projection
+    and feed-forward on its n rows, then every later block in full (the shared 3n-row part is under 1 %)."""
+    first = n * (2 * cfg.d * cfg.d + 4 * cfg.d * cfg.d_ff)
+    return float(n * (first + forward_flops(cfg, n, 1) * (cfg.n_blocks - 1) / cfg.n_blocks))
+
+
+def removal_vs_captum(router: Router, text: str, repeats: int, gflops: float) -> dict:
     """Our batched counterfactuals against Captum's FeatureAblation on the same perturbation (token -> <unk>).
 
     "ours" is the product's path (`variant_probs`: block 1 shared across variants from SHARED_MIN_N tokens);
@@ -41,7 +48,7 @@ def removal_vs_captum(router: Router, text: str, repeats: int) -> dict:
     """
     from captum.attr import FeatureAblation
 
-    from ticketnet.counterfactual import counterfactual_batch, variant_probs
+    from ticketnet.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
     from ticketnet.interpret import counterfactual_probs
 
     model = router.model
@@ -77,7 +84,11 @@ def removal_vs_captum(router: Router, text: str, repeats: int) -> dict:
                (ours()[:, target] - captum_batched()[0]).abs().max().item())
     t = side_by_side({"ours": ours, "plain": plain, "captum_default": captum_default, "captum_batched": captum_batched,
                       "ours_deletion_and_replacement": lambda: counterfactual_probs(model, ids)}, repeats=repeats)
+    flops = shared_replacement_flops(model.config, n) if n >= SHARED_MIN_N else forward_flops(model.config, n, n + 1)
+    floor = flops / (gflops * 1e9)                                     # every FLOP at the matmul rate just measured
     return {"n": n, "max_abs_difference": diff, "seconds": t,
+            "ours_gflops": flops / t["ours"] / 1e9, "ours_fraction_of_matmul": floor / t["ours"],
+            "floor_seconds_at_matmul_rate": floor, "ceiling_speedup_vs_captum_default": t["captum_default"] / floor,
             "speedup_vs_captum_default": t["captum_default"] / t["ours"],
             "speedup_vs_captum_perturbations_per_eval_n": t["captum_batched"] / t["ours"],
             "speedup_vs_plain_batched_forward": t["plain"] / t["ours"]}
@@ -170,12 +181,14 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     log(f"matmul throughput: {g:.1f} GFLOP/s (float32, 1024x1024)")
     for n in (30, 128):
         text = ticket_of_length(valid, n)
-        r = removal_vs_captum(router, text, repeats)
+        r = removal_vs_captum(router, text, repeats, g)
         report[f"removal_n{n}"] = r
         log(f"n={n:3d} batched <unk> removal vs Captum FeatureAblation: {r['speedup_vs_captum_default']:.1f}x "
             f"(defaults), {r['speedup_vs_captum_perturbations_per_eval_n']:.2f}x (perturbations_per_eval=n), "
             f"{r['speedup_vs_plain_batched_forward']:.2f}x one plain batched forward; "
-            f"same numbers within {r['max_abs_difference']:.1e}")
+            f"same numbers within {r['max_abs_difference']:.1e}; {r['ours_gflops']:.0f} GFLOP/s = "
+            f"{100 * r['ours_fraction_of_matmul']:.0f} % of matmul (at 100 %: {r['ceiling_speedup_vs_captum_default']:.1f}x "
+            f"Captum defaults)")
         i = inspection_vs_forward(router, text, repeats, g)
         report[f"inspection_n{n}"] = i
         log(f"n={n:3d} inspection {i['seconds']['inspection'] * 1e3:.1f} ms = {i['ratio_to_forward']:.1f}x one "

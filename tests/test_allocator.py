@@ -1,0 +1,28 @@
+"""keep_freed_memory takes effect on glibc and the entry points call it once before any tensor work."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+import ticketnet.allocator as allocator
+from ticketnet.__main__ import main
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's mallopt only")
+def test_glibc_takes_both_settings():
+    assert allocator.keep_freed_memory() is True
+
+
+def test_no_mallopt_means_no_change(monkeypatch):
+    monkeypatch.setattr(allocator.ctypes.util, "find_library", lambda name: "no-such-libc.so.404")
+    assert allocator.keep_freed_memory() is False
+
+
+def test_the_cli_sets_it_before_running_a_command(monkeypatch, capsys):
+    calls = []
+    monkeypatch.setattr(allocator, "keep_freed_memory", lambda: calls.append("set") or True)
+    assert main(["predict", "--weights", "/no/such/router.pt", "--text", "a ticket"]) == 1
+    assert calls == ["set"]
+    assert "error" in capsys.readouterr().err
