@@ -209,7 +209,8 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     w = warm_interaction(5 if quick else 20)
     report["warm_interaction"] = w
     log(f"warm rerun on the Heads page: query row {w['query_row_ms_median']:.0f} ms (max {w['query_row_ms_max']:.0f}), "
-        f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}), no model call; Interpretation target "
+        f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}; first visit to block 2 "
+        f"{w['block_first_ms']:.0f}), no model call; Interpretation target "
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
     c = cold_start()
     report["cold_start"] = c

@@ -1,0 +1,59 @@
+"""The benchmark's parts: interleaved medians, the FLOP counts it reads throughput from, its tickets, and the
+removal-vs-Captum case on the shipped router (same numbers, every field of the report)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ticketnet.bench import side_by_side
+from ticketnet.benchmarks import forward_flops, removal_vs_captum, shared_replacement_flops, ticket_of_length
+from ticketnet.counterfactual import SHARED_MIN_N
+from ticketnet.model import TinyConfig
+from ticketnet.text import tokenize
+
+CFG = TinyConfig(vocab_size=100)                         # d = 64, d_ff = 128, 2 blocks: the shipped shape
+
+
+def test_side_by_side_interleaves_rounds_and_reports_medians():
+    order = []
+    fns = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    t = side_by_side(fns, repeats=3, warmup=1)
+    assert order == ["a", "b"] * 4                       # one warm-up round, then three interleaved rounds
+    assert set(t) == {"a", "b"} and all(v >= 0 for v in t.values())
+
+
+def test_forward_flops_by_hand():
+    # One token, one block: q, k, v and output projections 4·64² multiply-adds, feed-forward 2·64·128,
+    # scores and mixing 2·1·64; two flops each, two blocks, three rows.
+    per_block = 2 * (4 * 64 * 64 + 2 * 64 * 128 + 2 * 64)
+    assert forward_flops(CFG, n=1, batch=3) == 3 * 2 * per_block
+
+
+def test_sharing_block1_saves_its_projections_and_attention():
+    n = 128
+    shared, plain = shared_replacement_flops(CFG, n), forward_flops(CFG, n, n)
+    block1_rest = n * n * 2 * (64 * 64 + 2 * 64 * 128)   # per variant: output projection and feed-forward only
+    assert shared == pytest.approx(block1_rest + plain / 2)
+    assert 0.6 < shared / plain < 0.75                    # 2.28 of 3.22 GFLOP at n = 128
+
+
+def test_ticket_of_length_is_a_real_ticket_cut_or_repeated(valid_rows):
+    for n in (5, 30, 128):
+        text = ticket_of_length(valid_rows, n)
+        assert len(tokenize(text)) == n
+    longest = max(valid_rows, key=lambda r: len(tokenize(r["text"])))
+    assert ticket_of_length(valid_rows, 5).split() == tokenize(longest["text"])[:5]
+
+
+@pytest.mark.parametrize("n", [12, SHARED_MIN_N + 8])        # the plain batch, then block 1 shared
+def test_removal_vs_captum_gives_captums_numbers(router, valid_rows, n):
+    r = removal_vs_captum(router, ticket_of_length(valid_rows, n), repeats=1, gflops=100.0)
+    assert r["n"] == n
+    assert r["max_abs_difference"] <= 1e-6
+    assert set(r["seconds"]) == {"ours", "plain", "captum_default", "captum_batched", "ours_deletion_and_replacement"}
+    for key in ("speedup_vs_captum_default", "speedup_vs_captum_perturbations_per_eval_n",
+                "speedup_vs_plain_batched_forward", "ours_gflops", "ceiling_speedup_vs_captum_default"):
+        assert math.isfinite(r[key]) and r[key] > 0, key
+    assert r["floor_seconds_at_matmul_rate"] == pytest.approx(r["ours_gflops"] * r["seconds"]["ours"] / 100.0)
