@@ -120,7 +120,7 @@ def _load_router(path: str, key: tuple) -> Router:
     # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
     # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
     # graphs through shared tensors, and any attempt to train or step this model fails loudly instead.
-    keep_freed_memory()    # process-wide, once: repeated per-ticket computations stop page-faulting on regrown heap
+    keep_freed_memory()    # process-wide (idempotent): repeated per-ticket computations stop page-faulting on regrown heap
     r = Router.load(path)
     r.model.eval()
     r.model.requires_grad_(False)

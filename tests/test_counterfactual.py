@@ -3,6 +3,8 @@ and on random models, whatever the chunking and threading; peaky attention falls
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -46,7 +48,8 @@ def long_tickets(router, valid_rows):
     return out
 
 
-def test_engine_matches_the_model_on_every_variant_of_long_tickets(router, long_tickets):
+def test_engine_matches_the_model_on_every_variant_of_long_tickets(router, long_tickets, monkeypatch):
+    monkeypatch.setattr(cf, "_plain", lambda *a: pytest.fail("nothing underflows on the shipped router"))
     for ids in long_tickets:
         got = one_token_variants(router.model, ids, UNK_ID)
         assert_same(got, plain_variant_probs(router.model, ids, UNK_ID))
@@ -94,7 +97,7 @@ def test_underflowing_softmax_runs_the_plain_way(monkeypatch):
     ids = torch.randint(2, 40, (50,), generator=torch.Generator().manual_seed(0))
     with torch.inference_mode():
         sb = cf.shared_block1(model, ids, UNK_ID)
-    assert min(float(w.min()) for w in sb.w.values()) == 0.0          # some weights did underflow
+    assert float(sb.w["tt"].min()) == 0.0                             # some ticket weights did underflow
     fallback = []
     real = cf._plain
     monkeypatch.setattr(cf, "_plain", lambda m, i, kind, cuts, u: fallback.append((kind, len(cuts))) or real(m, i, kind, cuts, u))
@@ -132,21 +135,55 @@ def test_counterfactual_batch_of_one_kind():
         counterfactual_batch(torch.tensor([5, 6]), kinds=("shuffled",))
 
 
+def test_unk_id_and_dtype(router):
+    ids = torch.arange(2, 2 + SHARED_MIN_N)
+    for bad in (-1, router.model.config.vocab_size):
+        with pytest.raises(ValueError, match="unk_id"):
+            one_token_variants(router.model, ids, bad)
+    model = random_model(1).double()
+    got = one_token_variants(model, ids[:30] % 38 + 2, UNK_ID)
+    assert all(t.dtype == torch.float64 for t in got.values())
+    assert_same(got, plain_variant_probs(model, ids[:30] % 38 + 2, UNK_ID), tol=1e-12)
+
+
 # -- worker threads ----------------------------------------------------------------------------------------
-def test_share_out_runs_every_chunk_once_and_restores_the_thread_count():
+def test_share_out_runs_every_chunk_once_and_restores_the_process_wide_thread_count():
     before = torch.get_num_threads()
-    seen = []
-    share_out(lambda share: seen.extend(share), list(range(11)), workers=3)
-    assert sorted(seen) == list(range(11))
-    assert torch.get_num_threads() == before
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        share_out(lambda share: seen.extend(share), list(range(11)), workers=3)
+        assert sorted(seen) == list(range(11))
+        assert torch.get_num_threads() == 2
+        fresh = []                                                     # what a thread started now would get
+        t = threading.Thread(target=lambda: fresh.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        assert fresh == [2]
+    finally:
+        torch.set_num_threads(before)
 
 
-def test_share_out_raises_a_workers_error_in_the_caller():
+@pytest.mark.parametrize("failing", [4, 5])                          # the caller's share, then a helper's
+def test_share_out_raises_a_workers_error_in_the_caller(failing):
     def run(share):
-        if 4 in share:
-            raise RuntimeError("chunk 4 failed")
+        if failing in share:
+            raise RuntimeError(f"chunk {failing} failed")
 
     before = torch.get_num_threads()
-    with pytest.raises(RuntimeError, match="chunk 4"):
+    with pytest.raises(RuntimeError, match=f"chunk {failing}"):
         share_out(run, list(range(6)), workers=2)
     assert torch.get_num_threads() == before
+
+
+def test_share_out_helpers_work_in_the_callers_inference_mode():
+    out = torch.empty(0)
+    with torch.inference_mode():
+        out = torch.zeros(4)                                           # an inference tensor
+
+        def run(share):
+            for i in share:
+                out[i] = torch.is_inference_mode_enabled()             # writing it needs inference mode
+
+        share_out(run, [0, 1, 2, 3], workers=2)
+    assert out.tolist() == [1.0] * 4

@@ -5,7 +5,7 @@ import torch
 
 from ticketnet.attention import MultiHead
 from ticketnet.lens import run_with_cache, torch_differences
-from ticketnet.model import TinyTransformer, pad_batch
+from ticketnet.model import SMALL_N, TinyTransformer, attention_eval, pad_batch
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_lens_refuses_training_mode():
 
 def test_eval_path_equals_pytorch_encoder_on_padded_batches(model):
     torch.manual_seed(1)
-    for lengths in ([7, 5, 3], [9], [12, 12], [30, 1, 17]):
+    for lengths in ([7, 5, 3], [9], [12, 12], [30, 1, 17], [SMALL_N + 1, 20], [100, 3, 64]):   # both kernels
         ids, is_pad = pad_batch([torch.randint(2, 60, (n,)).tolist() for n in lengths])
         with torch.no_grad():
             x = model.embeddings(ids)
@@ -97,6 +97,12 @@ def test_eval_path_equals_pytorch_encoder_on_padded_batches(model):
             theirs = model.blocks(x, src_key_padding_mask=is_pad)
         real = ~is_pad
         assert (ours - theirs).abs().amax(-1)[real].max() < 1e-5, lengths
+
+
+def test_eval_attention_refuses_a_boolean_mask(model):
+    x = torch.zeros(1, 3, model.config.d)
+    with pytest.raises(TypeError, match="additive"):
+        attention_eval(model.blocks.layers[0], x, torch.zeros(1, 1, 1, 3, dtype=torch.bool))
 
 
 def test_eval_path_has_gradients_and_training_uses_pytorch_layers(model):

@@ -34,10 +34,11 @@ def forward_flops(cfg, n: int, batch: int) -> float:
 
 
 def shared_replacement_flops(cfg, n: int) -> float:
-    """Multiply-adds ×2 of n <unk> replacements with block 1 shared: per variant, block 1's output projection
-    and feed-forward on its n rows, then every later block in full (the shared 3n-row part is under 1 %)."""
+    """Multiply-adds ×2 of the ticket and its n <unk> replacements with block 1 shared: per row of the batch,
+    block 1's output projection and feed-forward on n tokens, then every later block in full (the shared
+    3n-token part is under 1 %)."""
     first = n * (2 * cfg.d * cfg.d + 4 * cfg.d * cfg.d_ff)
-    return float(n * (first + forward_flops(cfg, n, 1) * (cfg.n_blocks - 1) / cfg.n_blocks))
+    return float((n + 1) * (first + forward_flops(cfg, n, 1) * (cfg.n_blocks - 1) / cfg.n_blocks))
 
 
 def removal_vs_captum(router: Router, text: str, repeats: int, gflops: float) -> dict:

@@ -1,15 +1,4 @@
-"""Every one-token deletion and <unk> replacement of a ticket in one batched pass, block 1 shared by all variants.
-
-Deleting token i or replacing it by <unk> leaves every other token's block-1 input unchanged (deletion
-moves the later tokens up one position, so each token has just two possible inputs). Block 1's queries,
-keys and values are therefore computed once for 3n rows, not for n² variant rows, and the attention row j
-of variant i is a sum over the ticket's keys with key i left out or swapped: prefix sums over the keys
-before i plus suffix sums over the keys after it, O(n²·d) for all variants instead of O(n³·d). From the
-output of block 1's attention on, every variant row differs, so the rest runs as a batch of variants,
-in chunks that fit in cache (for long tickets dealt to worker threads). Same numbers as the model run on
-each variant (tests hold them within 1e-6); a variant whose softmax normaliser would underflow is run
-the plain way.
-"""
+"""Team probabilities of every one-token deletion and <unk> replacement of a ticket, block 1 shared across variants."""
 
 from __future__ import annotations
 
@@ -26,7 +15,7 @@ from ticketnet.text import PAD_ID, UNK_ID
 KINDS = ("deleted", "replaced")
 SHARED_MIN_N = 40        # below, one plain forward of the variants is faster (n = 30: 1.85 ms against 2.3 ms)
 PARALLEL_MIN_N = 160     # from here, worker threads beat intra-op threads (n = 192: 86 ms against 112 ms)
-ROWS_PER_CHUNK = 2048    # variant rows per chunk: 16 variants of 128 tokens, about 1 MB of activations, fit a 2 MB L2
+ROWS_PER_CHUNK = 2048    # variant rows per chunk: 16 variants of 128 tokens; a chunk's tensors mostly stay in a 2 MB L2
 UNDERFLOW = 1e-30        # a normaliser below this lost its terms to exp underflow: that variant runs the plain way
 TICKET, EARLIER, UNK = 0, 1, 2   # the three row sets: the ticket, each token one position earlier, <unk> at each position
 
@@ -52,6 +41,13 @@ def check_ticket(ids: Tensor, min_len: int = 1) -> Tensor:
     return ids
 
 
+def check_kinds(kinds: tuple[str, ...], n: int) -> None:
+    if not kinds or set(kinds) - set(KINDS):
+        raise ValueError(f"kinds must name some of {KINDS}, got {tuple(kinds)}")
+    if "deleted" in kinds and n < 2:
+        raise ValueError("a one-token ticket has nothing left after deleting its token; deletion needs n ≥ 2")
+
+
 def counterfactual_batch(ids: Tensor, unk_id: int = UNK_ID, kinds: tuple[str, ...] = KINDS) -> tuple[Tensor, Tensor]:
     """One padded batch of the ticket `ids` (n,) and its variants: ids (1 + n·len(kinds), n) and is_pad.
 
@@ -61,21 +57,18 @@ def counterfactual_batch(ids: Tensor, unk_id: int = UNK_ID, kinds: tuple[str, ..
     """
     ids = check_ticket(ids)
     n = ids.numel()
+    check_kinds(kinds, n)
     rows, pads = [ids[None]], [torch.zeros(1, n, dtype=torch.bool)]
     for kind in kinds:
         if kind == "deleted":
-            if n < 2:
-                raise ValueError("a one-token ticket has nothing left after deleting its token; deletion needs n ≥ 2")
             keep = ~torch.eye(n, dtype=torch.bool)                     # (n, n): row i drops column i
             deleted = ids.expand(n, n)[keep].view(n, n - 1)             # (n, n−1), order preserved
             rows.append(torch.cat([deleted, deleted.new_full((n, 1), PAD_ID)], dim=1))
             pads.append(torch.arange(n).expand(n, n) == n - 1)          # stated, not inferred from id 0
-        elif kind == "replaced":
+        else:
             replaced = ids.expand(n, n).clone()
             rows.append(replaced.fill_diagonal_(unk_id))                # (n, n)
             pads.append(torch.zeros(n, n, dtype=torch.bool))
-        else:
-            raise ValueError(f"kinds must name some of {KINDS}, got {tuple(kinds)}")
     return torch.cat(rows), torch.cat(pads)
 
 
@@ -97,11 +90,7 @@ def variant_probs(model: nn.Module, ids: Tensor, unk_id: int = UNK_ID, kinds: tu
     """
     check_eval(model)
     ids = check_ticket(ids)
-    unknown = set(kinds) - set(KINDS)
-    if unknown or not kinds:
-        raise ValueError(f"kinds must name some of {KINDS}, got {tuple(kinds)}")
-    if "deleted" in kinds and ids.numel() < 2:
-        raise ValueError("a one-token ticket has nothing left after deleting its token; deletion needs n ≥ 2")
+    check_kinds(kinds, ids.numel())
     if isinstance(model, TinyTransformer) and ids.numel() >= SHARED_MIN_N:
         return one_token_variants(model, ids, unk_id, tuple(kinds))
     return plain_variant_probs(model, ids, unk_id, tuple(kinds))
@@ -113,8 +102,9 @@ class SharedBlock1:
     """What every variant's block-1 attention is assembled from, computed once per ticket.
 
     Weights `w[ab]` hold exp(q_a[j]·k_b[m]/√d_k − top_a[j]) in (m, j, h) layout for query set a and key
-    set b, with top_a[j] the largest score row j can meet in any variant; `v` carries a trailing 1 so
-    that one weighted sum gives both the numerator and the softmax normaliser.
+    set b, with top_a[j] the largest score of query j over the pairs some variant uses (so every weight is
+    at most 1); `v` carries a trailing 1 so that one weighted sum gives both the numerator and the softmax
+    normaliser.
     """
 
     x: Tensor                 # (3, n, d) block-1 inputs of the three row sets
@@ -152,6 +142,8 @@ def shared_block1(model: TinyTransformer, ids: Tensor, unk_id: int,
     for ab in ("te", "ee"):
         if ab in s:
             s[ab][0] = float("-inf")                                           # token 0 never moves up
+    if "tu" in s:
+        s["tu"].diagonal(0, 0, 1).fill_(float("-inf"))                         # query i never meets <unk> at i
     top = {a: torch.stack([sc.amax(0) for ab, sc in s.items() if ab[0] == a]).amax(0) for a in {ab[0] for ab in s}}
     w = {ab: (sc - top[ab[0]]).exp_() for ab, sc in s.items()}                 # (m, j, h), top: (j, h)
     v1 = torch.cat([v, v.new_ones(3, n, h, 1)], dim=-1)                        # (3, n, h, d_k + 1)
@@ -169,7 +161,10 @@ def shared_block1(model: TinyTransformer, ids: Tensor, unk_id: int,
 
 
 def _before(w: Tensor, v: Tensor, lo: int, hi: int) -> Tensor:
-    """Σ_{m<i} w[m]·v[m] for each cut i in [lo, hi): (c, j, h, d_k + 1). Sums of one sign: no cancellation."""
+    """Σ_{m<i} w[m]·v[m] for each cut i in [lo, hi): (c, j, h, d_k + 1); the keys before the chunk in one sum.
+
+    Only running sums of the same terms the plain softmax adds: no differences of large sums, so no cancellation
+    beyond what attention itself has."""
     wv = w[lo:hi, :, :, None] * v[lo:hi, None]                                  # (c, j, h, d_k + 1)
     out = torch.empty_like(wv)
     out[0] = torch.einsum("mjh,mhc->jhc", w[:lo], v[:lo])                       # the keys before the chunk
@@ -206,9 +201,10 @@ def replacement_block1(sb: SharedBlock1, lo: int, hi: int) -> tuple[Tensor, Tens
     w, v = sb.w, sb.v
     num = _before(w["tt"], v[TICKET], lo, hi) + _after(w["tt"], v[TICKET], lo, hi)   # every key but i
     num += w["tu"][lo:hi, :, :, None] * v[UNK, lo:hi, None]                   # and <unk>'s key in its place
-    o, bad = _normalised(num)                                                  # row i is wrong here ...
     at = (torch.arange(c), torch.arange(lo, hi))
-    o[at] = sb.unk_self[lo:hi]                                                 # ... and replaced
+    num[at] = 1.0                                                              # row i is not made here ...
+    o, bad = _normalised(num)
+    o[at] = sb.unk_self[lo:hi]                                                 # ... but in shared_block1
     x = sb.x[TICKET].expand(c, n, -1).clone()
     x[at] = sb.x[UNK, lo:hi]
     return x, o, bad
@@ -260,21 +256,30 @@ def one_token_variants(model: TinyTransformer, ids: Tensor, unk_id: int, kinds: 
     row i of "deleted" (n, C) is the ticket without token i, row i of "replaced" (n, C) the ticket with
     token i replaced by `unk_id`.
 
+    Deleting token i or replacing it leaves every other token's block-1 input unchanged (a deletion moves the
+    later tokens up one position, so each token has just two possible inputs). Block 1's queries, keys and
+    values are therefore computed once for 3n rows, not for n² variant rows, and row j of variant i attends
+    over the ticket's keys with key i left out or swapped: prefix sums over the keys before i plus suffix sums
+    over the keys after it, O(n²·d) for all variants instead of O(n³·d) (plus one pass over the keys per chunk).
+    From block 1's attention output on every variant row differs, so the rest runs as a batch of variants.
+
     Chunks of at most ROWS_PER_CHUNK variant rows, at least one per worker, go to `workers` threads
     (default: torch's thread count from PARALLEL_MIN_N tokens, else one thread with torch's intra-op
-    threads); the ticket itself rides along with the first replacement chunk.
+    threads); the ticket itself rides along with the first replacement chunk. A variant whose softmax
+    normaliser underflowed runs through the model as written.
     """
     check_eval(model)
     ids = check_ticket(ids)
     n = ids.numel()
-    if "deleted" in kinds and n < 2:
-        raise ValueError("a one-token ticket has nothing left after deleting its token; deletion needs n ≥ 2")
+    check_kinds(kinds, n)
+    if not 0 <= unk_id < model.config.vocab_size:
+        raise ValueError(f"unk_id must be a token id in 0..{model.config.vocab_size - 1}, got {unk_id}")
     if n > model.config.max_len:
         raise ValueError(f"{n} tokens exceed the position table ({model.config.max_len}); truncate first")
     with torch.inference_mode():
         sb = shared_block1(model, ids, unk_id, kinds)
-    C = model.config.n_classes
-    out = {"ticket": torch.empty(1, C), **{kind: torch.empty(n, C) for kind in kinds}}
+    C, dtype = model.config.n_classes, sb.x.dtype
+    out = {"ticket": torch.empty(1, C, dtype=dtype), **{kind: torch.empty(n, C, dtype=dtype) for kind in kinds}}
     if workers is None:
         workers = torch.get_num_threads() if n >= PARALLEL_MIN_N else 1
     workers = max(1, workers)

@@ -18,7 +18,7 @@ from ticketnet.counterfactual import check_eval, check_ticket, counterfactual_ba
 from ticketnet.lens import run_with_cache, torch_differences
 from ticketnet.model import pad_batch
 from ticketnet.parallel import share_out
-from ticketnet.text import PAD_ID, UNK_ID, token_spans
+from ticketnet.text import UNK_ID, token_spans
 
 FRACTIONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5)   # ERASER's bins (DeYoung et al. 2020), immutable
 AGREEMENT_COLUMNS = ("signal", "kendall_tau", "spearman", "top3_overlap")
@@ -56,8 +56,9 @@ class Counterfactuals:
 
 
 def counterfactual_probs(model: nn.Module, ids: Tensor, unk_id: int = UNK_ID) -> Counterfactuals:
-    """Probabilities of the ticket `ids` (n,) and of all its 2n one-token variants, in one batched pass
-    (`ticketnet.counterfactual.variant_probs`: block 1 shared across variants for longer tickets)."""
+    """Probabilities of the ticket `ids` (n,) and of all its 2n one-token variants, computed together, never one
+    variant at a time (`ticketnet.counterfactual.variant_probs`: one padded batch for short tickets; from 40
+    tokens block 1 once for all variants, the rest in cache-sized chunks)."""
     probs = variant_probs(model, ids, unk_id)
     return Counterfactuals(base=probs["ticket"], removed=probs["deleted"], replaced=probs["replaced"])
 
@@ -618,14 +619,12 @@ def _batched_probs(model: nn.Module, seqs: list[list[int]], max_tokens: int = 81
     return out[where]
 
 
-def _deletion_rows(ids: Tensor, unk_id: int) -> list[list[int]]:
-    """The ticket and its n one-token deletions as unpadded id lists (rows 0..n of counterfactual_batch);
-    just the ticket when it has one token."""
+def _deletion_rows(ids: Tensor) -> list[list[int]]:
+    """The ticket and its n one-token deletions as unpadded id lists; just the ticket when it has one token."""
     if ids.numel() < 2:
         return [ids.tolist()]
-    batch, is_pad = counterfactual_batch(ids, unk_id)
-    n = ids.numel()
-    return [row[~pad].tolist() for row, pad in zip(batch[: n + 1], is_pad[: n + 1])]
+    batch, is_pad = counterfactual_batch(ids, kinds=("deleted",))
+    return [row[~pad].tolist() for row, pad in zip(batch, is_pad)]
 
 
 SPLIT_ERASER_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", "mean attention b2", "random")
@@ -667,7 +666,6 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
     model = router.model
     check_eval(model)
     teams = list(router.teams)
-    unk = router.vocab.stoi.get("<unk>", UNK_ID)
     encoded = []
     for r in rows:
         try:
@@ -688,7 +686,7 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
             seqs, starts = [], []
             for i in group:
                 starts.append(len(seqs))
-                seqs.extend(_deletion_rows(torch.tensor(encoded[i].ids), unk))
+                seqs.extend(_deletion_rows(torch.tensor(encoded[i].ids)))
             probs = _batched_probs(model, seqs)
             plans, eseqs = [], []
             for gi, i in enumerate(group):

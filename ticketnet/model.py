@@ -70,7 +70,7 @@ class TinyTransformer(nn.Module):
         return self.head(self.pool(h, is_pad))                          # (B, n_classes)
 
     def encode_eval(self, x: Tensor, is_pad: Tensor) -> Tensor:
-        """The blocks in eval mode, computed from each layer's own weights with fused attention.
+        """The blocks in eval mode, computed from each layer's own weights (`attention_eval`, `feed_forward_eval`).
 
         Same function as `self.blocks(x, src_key_padding_mask=is_pad)` in eval mode (tests hold them
         within 1e-5), but about twice as fast on CPU: PyTorch's encoder "fast path" is slower than plain
@@ -99,7 +99,13 @@ SMALL_N = 48   # up to this many tokens, plain batched matmuls beat the fused ke
 
 
 def attention_eval(layer: nn.TransformerEncoderLayer, x: Tensor, mask: Tensor | None = None) -> Tensor:
-    """x + attention(norm1(x)) of one pre-norm layer in eval mode: (B, n, d) -> (B, n, d); `mask` is additive."""
+    """x + attention(norm1(x)) of one pre-norm layer in eval mode: (B, n, d) -> (B, n, d).
+
+    `mask` is additive (0 / −inf, broadcastable to (B, h, n, n)); up to SMALL_N tokens plain batched matmuls,
+    beyond that PyTorch's fused kernel.
+    """
+    if mask is not None and mask.dtype == torch.bool:
+        raise TypeError("attention_eval takes an additive float mask (0 / −inf), not a boolean one")
     B, n, d = x.shape
     attn = layer.self_attn
     h = attn.num_heads
