@@ -1,23 +1,22 @@
-"""ticketnet dashboard: what did the router look at, and did that matter?
+"""ticketnet dashboard: what did the router look at, and did that matter?"""
 
-Run from the repository root:
-
-    streamlit run dashboard/app.py
-
-Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
-head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
-head masking). The picked ticket follows you to every page and lives in the URL: ``?ticket=T-65052``;
-a typed ticket is ``?ticket=custom`` (short texts also carry ``&text=...``).
-
-Environment variables:
-
-    TICKETNET_WEIGHTS   path of the router.pt to load (vocab.json and router.json must sit beside it);
-                        default: the shipped weights/router.pt
-    TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
-
-Settings (offline, no telemetry, localhost only, no error details in the browser) are in
-.streamlit/config.toml; Streamlit reads it when started from the repository root.
-"""
+# Run from the repository root:
+#
+#     streamlit run dashboard/app.py
+#
+# Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
+# head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
+# head masking). The picked ticket follows you to every page and lives in the URL: ``?ticket=T-65052``;
+# a typed ticket is ``?ticket=custom`` (short texts also carry ``&text=...``).
+#
+# Environment variables:
+#
+#     TICKETNET_WEIGHTS   path of the router.pt to load (vocab.json and router.json must sit beside it);
+#                         default: the shipped weights/router.pt
+#     TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
+#
+# Settings (offline, no telemetry, localhost only, no error details in the browser) are in
+# .streamlit/config.toml; Streamlit reads it when started from the repository root.
 
 from __future__ import annotations
 

@@ -1,15 +1,14 @@
-"""Pure chart builders: tables, tensors and tokens in, `alt.Chart` out. Nothing here touches the model.
+"""Pure chart builders: tables, tensors and tokens in, `alt.Chart` out. Nothing here touches the model."""
 
-Conventions shared by every attention chart:
-
-* a token is labelled ``"position:token"`` (``"3:not"``) because tokens repeat in a ticket; axes keep the
-  reading order through an explicit sort list;
-* in an attention pattern the rows are the reading token (query) and the columns the token read (key);
-* colour is a square-root scale from 0 to the head's own largest weight, so weak but real structure stays
-  visible next to a head that puts nearly everything on one token;
-* every mark has a tooltip, and text from a ticket is only ever used as data (never as HTML, Markdown or
-  Vega expression).
-"""
+# Conventions shared by every attention chart:
+#
+# * a token is labelled ``"position:token"`` (``"3:not"``) because tokens repeat in a ticket; axes keep the
+#   reading order through an explicit sort list;
+# * in an attention pattern the rows are the reading token (query) and the columns the token read (key);
+# * colour is a square-root scale from 0 to the head's own largest weight, so weak but real structure stays
+#   visible next to a head that puts nearly everything on one token;
+# * every mark has a tooltip, and text from a ticket is only ever used as data (never as HTML, Markdown or
+#   Vega expression).
 
 from __future__ import annotations
 

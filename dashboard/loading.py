@@ -1,8 +1,7 @@
-"""Loading and caching: the router once per process, split tables and per-ticket results once per input.
+"""Loading and caching: the router once per process, split tables and per-ticket results once per input."""
 
-Everything the pages show comes through here, so a missing or broken file ends in one readable
-`st.error` panel (file named, what to do) followed by `st.stop()`, never a traceback.
-"""
+# Everything the pages show comes through here, so a missing or broken file ends in one readable
+# `st.error` panel (file named, what to do) followed by `st.stop()`, never a traceback.
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Plain sentences about the ticket on screen, generated from its numbers: what attention and effect say, and
-what they cannot say. Pure functions (tables and arrays in, strings out) so they are tested without Streamlit.
+"""Plain sentences about the ticket on screen, from its numbers: what attention and effect say, and what they cannot."""
 
-The sentences are plain text with tokens in quotes; pages render them with Markdown escaping.
-"""
+# Pure functions (tables and arrays in, strings out) so they are tested without Streamlit.
+# The sentences are plain text with tokens in quotes; pages render them with Markdown escaping.
 
 from __future__ import annotations
 

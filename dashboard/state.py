@@ -1,11 +1,10 @@
-"""The picked ticket: kept in `st.session_state`, mirrored in the URL (`?ticket=T-65052`), shared by every page.
+"""The picked ticket: kept in `st.session_state`, mirrored in the URL (`?ticket=T-65052`), shared by every page."""
 
-A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
-its text lives in the session, and short texts (≤ `URL_TEXT_LIMIT` characters) also ride in ``?text=``
-so that a link to them works. The URL wins only when it differs from what this session last wrote
-there (a pasted link, a new tab); otherwise the session's pick wins, so picking in the table is never
-undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
-"""
+# A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
+# its text lives in the session, and short texts (≤ `URL_TEXT_LIMIT` characters) also ride in ``?text=``
+# so that a link to them works. The URL wins only when it differs from what this session last wrote
+# there (a pasted link, a new tab); otherwise the session's pick wins, so picking in the table is never
+# undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Shared page pieces: the picked-ticket header, notices about how the model read it, probability bars.
+"""Shared page pieces: the picked-ticket header, notices about how the model read it, probability bars."""
 
-A ticket's text is user text: it is shown with `st.text`/`st.code` or inside a chart, never as Markdown or
-HTML. Every Markdown string built here passes ticket-derived values through `loading.md_escape`.
-"""
+# A ticket's text is user text: it is shown with `st.text`/`st.code` or inside a chart, never as Markdown or
+# HTML. Every Markdown string built here passes ticket-derived values through `loading.md_escape`.
 
 from __future__ import annotations
 

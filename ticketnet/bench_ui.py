@@ -1,8 +1,7 @@
-"""Dashboard timings for `python -m ticketnet bench`: cold start in a real browser, warm reruns on the server.
+"""Dashboard timings for `python -m ticketnet bench`: cold start in a real browser, warm reruns on the server."""
 
-Kept apart from the library proper: these drive the Streamlit app (AppTest in process, or `streamlit run`
-plus Debian's Chromium through Playwright) and are skipped with a reason when those are not installed.
-"""
+# Kept apart from the library proper: these drive the Streamlit app (AppTest in process, or `streamlit run`
+# plus Debian's Chromium through Playwright) and are skipped with a reason when those are not installed.
 
 from __future__ import annotations
 

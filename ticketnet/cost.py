@@ -1,16 +1,15 @@
-"""What attention costs: score-matrix and KV-cache sizes, and time and peak memory measured on this machine.
+"""What attention costs: score-matrix and KV-cache sizes, and time and peak memory measured on this machine."""
 
-Measurements run in a worker subprocess (`python -m ticketnet.cost`) for two reasons: the dashboard's own
-process is left alone, and peak memory can be read honestly. Peak memory is the growth of the worker's
-resident set during one call: the kernel's high-water mark (VmHWM) is reset by writing 5 to
-/proc/self/clear_refs just before the call and read from /proc/self/status just after, minus the resident
-size before it. For that to see every tensor, the worker runs with MALLOC_MMAP_THRESHOLD_=65536, so each
-allocation above 64 KiB gets fresh pages from the kernel and returns them when freed (otherwise glibc would
-serve a reused buffer from pages already resident, and a loop that recycles one tile would read as 0 MB).
-Allocations below 64 KiB are not counted, and the kernel updates its resident-set counters in batches, so
-readings are good to about a quarter of a megabyte: fine for the megabytes to gigabytes compared here. On systems without /proc (macOS, Windows) memory is
-reported as unavailable rather than guessed.
-"""
+# Measurements run in a worker subprocess (`python -m ticketnet.cost`) for two reasons: the dashboard's own
+# process is left alone, and peak memory can be read honestly. Peak memory is the growth of the worker's
+# resident set during one call: the kernel's high-water mark (VmHWM) is reset by writing 5 to
+# /proc/self/clear_refs just before the call and read from /proc/self/status just after, minus the resident
+# size before it. For that to see every tensor, the worker runs with MALLOC_MMAP_THRESHOLD_=65536, so each
+# allocation above 64 KiB gets fresh pages from the kernel and returns them when freed (otherwise glibc would
+# serve a reused buffer from pages already resident, and a loop that recycles one tile would read as 0 MB).
+# Allocations below 64 KiB are not counted, and the kernel updates its resident-set counters in batches, so
+# readings are good to about a quarter of a megabyte: fine for the megabytes to gigabytes compared here. On systems without /proc (macOS, Windows) memory is
+# reported as unavailable rather than guessed.
 
 from __future__ import annotations
 

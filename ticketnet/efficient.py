@@ -1,19 +1,18 @@
-"""Exact attention without the n × n matrix: keys in blocks, an online softmax, queries in blocks.
+"""Exact attention without the n × n matrix: keys in blocks, an online softmax, queries in blocks."""
 
-softmax(QKᵀ/√d_k + M)V is computed one (query block × key block) tile at a time. Each query row keeps a
-running maximum m, and an accumulator holding Σ e^(s − m)·v together with Σ e^(s − m) (the normaliser rides
-along as an extra column of ones appended to V, so one matrix product updates both). When a new key block
-raises a row's maximum, the accumulator is rescaled by e^(m_old − m_new) before the block is added; at the
-end the output is the accumulator divided by its normaliser. Scores are kept in base-2 units (Q is scaled
-by log₂e/√d_k, the mask by log₂e) so the exponential is `exp2`, e^x = 2^(x·log₂e): the same numbers, and on
-this project's CPUs exp2 runs about three times faster than exp. Nothing larger than one tile of scores
-(block_q × block_k per batch element) is ever allocated, and that tile is reused for every step.
-
-Same conventions as `ticketnet.attention.attention`: Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), an
-additive mask broadcasting to (..., n, m) (0 = may read, −∞ = may not), and a query that may read no key at
-all gets an output of exactly 0. Only the output is returned: the weights are the n × n matrix this
-function exists to avoid.
-"""
+# softmax(QKᵀ/√d_k + M)V is computed one (query block × key block) tile at a time. Each query row keeps a
+# running maximum m, and an accumulator holding Σ e^(s − m)·v together with Σ e^(s − m) (the normaliser rides
+# along as an extra column of ones appended to V, so one matrix product updates both). When a new key block
+# raises a row's maximum, the accumulator is rescaled by e^(m_old − m_new) before the block is added; at the
+# end the output is the accumulator divided by its normaliser. Scores are kept in base-2 units (Q is scaled
+# by log₂e/√d_k, the mask by log₂e) so the exponential is `exp2`, e^x = 2^(x·log₂e): the same numbers, and on
+# this project's CPUs exp2 runs about three times faster than exp. Nothing larger than one tile of scores
+# (block_q × block_k per batch element) is ever allocated, and that tile is reused for every step.
+#
+# Same conventions as `ticketnet.attention.attention`: Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), an
+# additive mask broadcasting to (..., n, m) (0 = may read, −∞ = may not), and a query that may read no key at
+# all gets an output of exactly 0. Only the output is returned: the weights are the n × n matrix this
+# function exists to avoid.
 
 from __future__ import annotations
 

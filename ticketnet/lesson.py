@@ -1,15 +1,14 @@
-"""The numbers behind the dashboard's "The formula" pages: small worked examples and seeded measurements.
+"""The numbers behind the dashboard's "The formula" pages: small worked examples and seeded measurements."""
 
-Everything here is plain torch (no streamlit) and deterministic, so the pages and the tests read the same
-values. The examples follow the course material:
-
-* two value vectors mixed by one query (v₁ = [2, 0], v₂ = [0, 4], k₁ = [1, 0], k₂ = [0, 1]);
-* 'damaged on arrival' in matrix form (d = 4, d_k = 2), seven steps from X to O = AV;
-* why scores are divided by √d_k, measured on seeded N(0, 1) queries and keys (float64);
-* masks: −∞ against a score of 0 against zeroing weights after softmax, the boolean-mask pitfall, and what a
-  fully masked row gives in each API;
-* the "multiply every embedding by 4" exercise.
-"""
+# Everything here is plain torch (no streamlit) and deterministic, so the pages and the tests read the same
+# values. The examples follow the course material:
+#
+# * two value vectors mixed by one query (v₁ = [2, 0], v₂ = [0, 4], k₁ = [1, 0], k₂ = [0, 1]);
+# * 'damaged on arrival' in matrix form (d = 4, d_k = 2), seven steps from X to O = AV;
+# * why scores are divided by √d_k, measured on seeded N(0, 1) queries and keys (float64);
+# * masks: −∞ against a score of 0 against zeroing weights after softmax, the boolean-mask pitfall, and what a
+#   fully masked row gives in each API;
+# * the "multiply every embedding by 4" exercise.
 
 from __future__ import annotations
 
