@@ -239,15 +239,11 @@ def finish(model: TinyTransformer, x: Tensor, o: Tensor) -> Tensor:
 
 
 def _plain(model: TinyTransformer, ids: Tensor, kind: str, cuts: Tensor, unk_id: int) -> Tensor:
-    """Probabilities of the variants at `cuts` run through the model as written (the underflow fallback)."""
+    """Probabilities of the variants at `cuts` run through the model as written (the rare underflow fallback:
+    it runs all n variants of that kind and keeps the ones asked for)."""
     if kind == "ticket":
-        rows = ids[None]
-    elif kind == "deleted":
-        rows = torch.stack([torch.cat([ids[:i], ids[i + 1 :]]) for i in cuts.tolist()])
-    else:
-        rows = ids.expand(len(cuts), -1).clone()
-        rows[torch.arange(len(cuts)), cuts] = unk_id
-    return torch.softmax(model(rows, torch.zeros_like(rows, dtype=torch.bool)), dim=-1)
+        return torch.softmax(model(ids[None]), dim=-1)
+    return plain_variant_probs(model, ids, unk_id, (kind,))[kind][cuts]
 
 
 def one_token_variants(model: TinyTransformer, ids: Tensor, unk_id: int, kinds: tuple[str, ...] = ("deleted", "replaced"),
