@@ -3,7 +3,12 @@ removal-vs-Captum case on the shipped router (same numbers, every field of the r
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +17,9 @@ from ticketnet.benchmarks import forward_flops, removal_vs_captum, shared_replac
 from ticketnet.counterfactual import SHARED_MIN_N
 from ticketnet.model import TinyConfig
 from ticketnet.text import tokenize
+from tests.browser import require_chromium
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CFG = TinyConfig(vocab_size=100)                         # d = 64, d_ff = 128, 2 blocks: the shipped shape
 
@@ -57,3 +65,26 @@ def test_removal_vs_captum_gives_captums_numbers(router, valid_rows, n):
                 "speedup_vs_plain_batched_forward", "ours_gflops", "ceiling_speedup_vs_captum_default"):
         assert math.isfinite(r[key]) and r[key] > 0, key
     assert r["floor_seconds_at_matmul_rate"] == pytest.approx(r["ours_gflops"] * r["seconds"]["ours"] / 100.0)
+
+
+@pytest.mark.browser
+def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
+    """`python -m ticketnet bench --quick` end to end (the cold start drives Chromium): exit 0, a table on stdout,
+    and a JSON report with every case the README's speed table is read from."""
+    require_chromium()
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
+    done = subprocess.run([sys.executable, "-m", "ticketnet", "bench", "--quick", "--out", str(out)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "batched <unk> removal vs Captum" in done.stdout and f"wrote {out}" in done.stdout
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["quick"] is True and report["matmul_gflops"] > 0
+    for n in (30, 128):
+        assert report[f"removal_n{n}"]["max_abs_difference"] <= 1e-6
+        assert report[f"inspection_n{n}"]["ratio_to_forward"] > 0
+    assert report["predict"]["tickets"] == 5_000
+    assert {"100", "200"} <= set(report["split_interpretation_seconds"])
+    assert report["warm_interaction"]["block_first_ms"] > 0
+    assert report["cold_start"]["heads_page_rendered_s"] > 0
+    assert report["efficient_attention"]["max_diff_vs_readable"] < 1e-5
