@@ -8,12 +8,12 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ticketnet import bench_ui
 from ticketnet.bench_ui import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: F401 - one definition for bench and tests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,17 +40,7 @@ def server_command(port: int, bare: bool = False) -> list[str]:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"streamlit did not become healthy:\n{log.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.3)
+    bench_ui.wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +101,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60,
+                 detail: Callable[[], str] = lambda: "") -> None:
+    """Poll Streamlit's health endpoint until it answers; RuntimeError (with `detail()`) if the server exits first
+    or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"streamlit did not become healthy{detail()}")
+
+
 def cold_start(timeout: float = 60) -> dict:
     """Seconds from `streamlit run` to the Heads page of T-65052 fully drawn in Chromium (browser started first)."""
     if not CHROMIUM.is_file():
@@ -118,15 +135,7 @@ def cold_start(timeout: float = 60) -> dict:
                                  "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    time.sleep(0.05)
-                if time.perf_counter() - t0 > timeout or proc.poll() is not None:
-                    raise RuntimeError("the server did not start")
+            wait_healthy(url, proc, timeout)
             healthy = time.perf_counter() - t0
             page.goto(f"{url}/heads?ticket={TICKET}")
             # Fully drawn: the heads heading is there, every chart holds a canvas or svg, and no rerun is running.
