@@ -337,3 +337,39 @@ def test_batched_kendall_taus_equal_the_single_ones():
     assert math.isnan(taus[2])
     for i in (0, 1, 3, 4):
         assert taus[i].item() == pytest.approx(kendall_tau(signals[i], effect), abs=1e-12)
+
+
+# -- tickets of one, two and three tokens -------------------------------------------------------------------
+@pytest.mark.parametrize("a, b, tau", [([0, 1], [0, 1], 1.0), ([0, 1], [1, 0], -1.0), ([0, 1], [5, 5], None)])
+def test_kendall_tau_on_two_tokens(a, b, tau):
+    # scipy's asymptotic p-value divides by n - 2: two tokens used to raise ZeroDivisionError.
+    got = kendall_tau(a, b)
+    assert (math.isnan(got) if tau is None else got == tau)
+    rows = kendall_taus(torch.tensor([a], dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
+    assert (math.isnan(rows[0]) if tau is None else rows.tolist() == [tau])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_every_method_on_tiny_tickets(n):
+    router = small_router()
+    text = " ".join(f"w{i}" for i in range(n))
+    res = interpret_ticket(router, text, evidence="w0", n_draws=20)
+    assert res.n == n
+    assert (res.counterfactuals is None) == (n == 1)
+    if n >= 2:
+        assert res.counterfactuals.removed.shape == (n, 5)
+    assert len(res.per_token) == n and (len(res.agreement) == 0) == (n == 1)
+    if n >= 2:
+        finite = res.agreement["kendall_tau"].dropna()
+        assert ((finite >= -1) & (finite <= 1)).all()
+    ids = router.encode(text).ids
+    effect = torch.arange(n, dtype=torch.float64)
+    assert kendall_taus(effect[None], effect).shape == (1,)
+    assert random_tau_baseline(effect, n_draws=5).shape == (5,)
+    assert 0 <= top_k_overlap(effect, effect, 3) <= 1
+    assert disagreements(effect, effect, [f"w{i}" for i in range(n)], k=3)
+    frame = interpret_split(router, [{"ticket_id": f"X{n}", "text": text, "team": "payments"}])
+    assert frame["n"].tolist() == [n]
+    if n >= 2:
+        assert frame["tau rollout"].between(-1, 1).all()
+    assert len(ids) == n

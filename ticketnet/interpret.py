@@ -173,6 +173,12 @@ def _constant(x: np.ndarray) -> bool:
     return x.size < 2 or bool(np.all(x == x[0]))
 
 
+def _tau_method(n: int) -> str:
+    # Only the statistic is used; the asymptotic p-value skips scipy's slow exact one for short tickets,
+    # but it divides by n − 2, so two tokens take scipy's default (two distinct values cannot tie).
+    return "asymptotic" if n >= 3 else "auto"
+
+
 def kendall_tau(a: Tensor | Sequence[float], b: Tensor | Sequence[float]) -> float:
     """Kendall's τ-b between two scores over the same tokens (scipy); nan when either is constant."""
     a, b = _check_pair(a, b)
@@ -180,8 +186,7 @@ def kendall_tau(a: Tensor | Sequence[float], b: Tensor | Sequence[float]) -> flo
         return float("nan")                                           # no ranking to compare, not a disagreement
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # Only the statistic is used; the asymptotic p-value skips scipy's slow exact one for short tickets.
-        return float(stats.kendalltau(a, b, method="asymptotic").statistic)
+        return float(stats.kendalltau(a, b, method=_tau_method(a.size)).statistic)
 
 
 def kendall_taus(signals: Tensor, effect: Tensor) -> Tensor:
@@ -199,7 +204,7 @@ def kendall_taus(signals: Tensor, effect: Tensor) -> Tensor:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out[live] = stats.kendalltau(s[live], np.broadcast_to(e, s[live].shape), axis=1,
-                                         method="asymptotic").statistic
+                                         method=_tau_method(s.shape[1])).statistic
     return torch.from_numpy(out)
 
 
