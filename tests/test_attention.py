@@ -110,3 +110,40 @@ def test_multihead_matches_pytorch_for_any_shape(B, n, h, seed):
         o1, w1 = mine(X)
         o2, w2 = ref(X, X, X, average_attn_weights=False)
     assert (o1 - o2).abs().max() < 1e-5 and (w1 - w2).abs().max() < 1e-6
+
+
+# -- masks and modules the from-scratch attention must refuse rather than get wrong ------------------------
+@pytest.mark.parametrize("dtype", [torch.bool, torch.long])
+def test_boolean_and_integer_masks_are_refused_with_the_conversion(dtype):
+    # Added as 1/0 such a mask blocked nothing: 0.72 of the weight used to land on the "blocked" keys.
+    future = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1).to(dtype)
+    with pytest.raises(TypeError, match="masked_fill"):
+        attention(Q, K, V, future)
+    with pytest.raises(TypeError, match="additive float mask"):
+        MultiHead(4, 2)(X[None], mask=future)
+    converted = torch.zeros(3, 3).masked_fill(future.bool(), float("-inf"))
+    assert torch.equal(attention(Q, K, V, converted)[1], attention(Q, K, V, causal_mask(3))[1])
+
+
+def test_eval_paths_share_the_refusal():
+    from torch import nn
+
+    from ticketnet.efficient import blocked_attention
+    from ticketnet.model import attention_eval
+
+    mask = torch.zeros(3, 3, dtype=torch.bool)
+    with pytest.raises(TypeError, match="blocked_attention takes an additive float mask"):
+        blocked_attention(Q, K, V, mask)
+    layer = nn.TransformerEncoderLayer(4, 2, 8, batch_first=True, norm_first=True).eval()
+    with pytest.raises(TypeError, match="attention_eval takes an additive float mask"):
+        attention_eval(layer, X[None], mask)
+
+
+@pytest.mark.parametrize("kwargs", [{"add_bias_kv": True}, {"add_zero_attn": True},
+                                    {"add_bias_kv": True, "add_zero_attn": True}])
+def test_from_torch_refuses_extra_keys_it_cannot_reproduce(kwargs):
+    from torch import nn
+
+    mha = nn.MultiheadAttention(8, 2, batch_first=True, **kwargs)
+    with pytest.raises(ValueError, match="cannot reproduce .*" + next(iter(kwargs))):
+        MultiHead.from_torch(mha)

@@ -8,10 +8,21 @@ import torch
 from torch import Tensor, nn
 
 
+def check_additive_mask(mask: Tensor | None, who: str) -> None:
+    """Refuse boolean and integer masks: added to the scores they would shift them by 1/0 instead of blocking."""
+    if mask is not None and not mask.is_floating_point():
+        raise TypeError(
+            f"{who} takes an additive float mask (0 where a query may read a key, −inf where it may not), "
+            f"got a {mask.dtype} mask; added as 1/0 it would block nothing. For a boolean mask in PyTorch's "
+            "convention (True = may not read), pass torch.zeros(m.shape).masked_fill(m, float('-inf'))")
+
+
 def attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """softmax(Q Kᵀ / √d_k + M) V for Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v).
 
     `mask` is additive and broadcasts to (..., n, m): 0 where a query may read a key, −∞ where it may not.
+    A boolean or integer mask is refused with a TypeError that says how to convert it (see the lesson's
+    boolean-mask pitfall: added to the scores, True/False would shift them by 1/0 and block nothing).
     A query whose every key is masked has no distribution to take; we define its weights and its output
     as exactly 0 (plain softmax would return NaN there, and the NaN would reach the gradients of the
     other rows through the shared projections). Returns the output (..., n, d_v) and weights (..., n, m).
@@ -20,6 +31,7 @@ def attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = None) -> tu
         raise ValueError(f"queries and keys must have the same size d_k, got {Q.shape[-1]} and {K.shape[-1]}")
     if K.shape[-2] != V.shape[-2]:
         raise ValueError(f"every key needs a value: {K.shape[-2]} keys but {V.shape[-2]} values")
+    check_additive_mask(mask, "attention()")
     d_k = Q.shape[-1]
     scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)        # (..., n, m)
     if mask is None:
@@ -64,7 +76,8 @@ class MultiHead(nn.Module):
                 head_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Attend from Xq (B, n, d) to Xkv (B, m, d) (default: Xq itself).
 
-        `mask` is additive and broadcasts to (B, h, n, m); `head_mask` (h,) scales each head's output
+        `mask` is additive (float, 0 / −∞; boolean masks are refused, as in `attention`) and broadcasts to
+        (B, h, n, m); `head_mask` (h,) scales each head's output
         before the heads are joined (0 switches a head off). Returns (B, n, d) and weights (B, h, n, m).
         """
         Xkv = Xq if Xkv is None else Xkv
@@ -86,6 +99,13 @@ class MultiHead(nn.Module):
         """A MultiHead holding a copy of `mha`'s weights (its stacked in_proj split in three, and out_proj)."""
         if not mha._qkv_same_embed_dim:
             raise ValueError("from_torch needs an nn.MultiheadAttention whose keys and values have width d")
+        # These append learned (or zero) keys and values that softmax(QKᵀ/√d_k + M)V over the input has no
+        # place for; a copy without them would give different outputs, so refuse rather than copy wrongly.
+        extras = [name for name, on in (("add_bias_kv=True", mha.bias_k is not None),
+                                        ("add_zero_attn=True", mha.add_zero_attn)) if on]
+        if extras:
+            raise ValueError(f"from_torch cannot reproduce an nn.MultiheadAttention built with {' and '.join(extras)}: "
+                             "MultiHead attends over the input tokens only; build it without them")
         bias = mha.in_proj_bias is not None
         p = next(mha.parameters())
         mine = cls(mha.embed_dim, mha.num_heads, bias=bias).to(dtype=p.dtype, device=p.device)

@@ -21,6 +21,7 @@ import math
 import torch
 from torch import Tensor
 
+from ticketnet.attention import check_additive_mask
 from ticketnet.parallel import share_out
 
 BLOCK_Q = 1024
@@ -56,8 +57,7 @@ def blocked_attention(Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = Non
     v1 = torch.ones(B, m, d_v + 1, dtype=dtype, device=Q.device)              # [V | 1]: the sum rides along
     v1[..., :d_v] = V.to(dtype).expand(*batch, m, d_v).reshape(B, m, d_v)
     if mask is not None:
-        if mask.dtype == torch.bool:
-            raise TypeError("blocked_attention takes an additive float mask (0 / −inf), like attention()")
+        check_additive_mask(mask, "blocked_attention")
         mask = torch.broadcast_to(mask.to(dtype), (*batch, n, m))           # a view: never materialised
     bq, bk = min(block_q, n), min(block_k, m)
     flat_out = out.view(B, n, d_v)

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ticketnet.attention import check_additive_mask
 from ticketnet.text import PAD_ID
 
 
@@ -104,8 +105,7 @@ def attention_eval(layer: nn.TransformerEncoderLayer, x: Tensor, mask: Tensor | 
     `mask` is additive (0 / −inf, broadcastable to (B, h, n, n)); up to SMALL_N tokens plain batched matmuls,
     beyond that PyTorch's fused kernel.
     """
-    if mask is not None and mask.dtype == torch.bool:
-        raise TypeError("attention_eval takes an additive float mask (0 / −inf), not a boolean one")
+    check_additive_mask(mask, "attention_eval")
     B, n, d = x.shape
     attn = layer.self_attn
     h = attn.num_heads
