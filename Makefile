@@ -23,9 +23,10 @@ bench: $(VENV)/.dev-deps chromium
 load-test: $(VENV)/.dev-deps chromium
 	$(BIN)/python tests/load/load_test.py --sessions 20 --seconds 120
 
-$(VENV)/.run-deps: requirements.txt constraints.txt
+$(VENV)/.run-deps: requirements.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
 $(VENV)/.dev-deps: $(VENV)/.run-deps requirements-dev.txt

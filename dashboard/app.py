@@ -15,21 +15,17 @@
 #                         default: the shipped weights/router.pt
 #     TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
 #
+# Both `dashboard` and `ticketnet` are installed (editable) in the virtual environment by `make run`.
+#
 # Settings (offline, no telemetry, localhost only, no error details in the browser) are in
 # .streamlit/config.toml; Streamlit reads it when started from the repository root.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import streamlit as st
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:                 # `streamlit run dashboard/app.py` puts dashboard/ first, not the root
-    sys.path.insert(0, str(ROOT))
-
-import streamlit as st  # noqa: E402
-
-from dashboard import state, ui  # noqa: E402
+from dashboard import state, ui
+from ticketnet.paths import ROOT
 
 # The tab icon is an emoji: Streamlit draws it as an inline SVG, where a ":material/…:" icon would be fetched from
 # fonts.gstatic.com on every page load (the dashboard makes no request beyond localhost).

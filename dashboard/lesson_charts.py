@@ -1,6 +1,6 @@
 """Chart builders for the pages under "The formula": DataFrames in, `alt.Chart` out (no streamlit, no model)."""
 
-# Each `*_frame` function turns results from `ticketnet.lesson` / `ticketnet.cost` into a tidy table and each
+# Each `*_frame` function turns results from `ticketnet.lesson.explorers` / `ticketnet.lesson.cost` into a tidy table and each
 # chart function draws one such table; the tests check the Vega-Lite specs. Values that JSON cannot carry
 # (−∞ in a mask) travel as text labels, never as numbers.
 

@@ -17,24 +17,11 @@ import pandas as pd
 import streamlit as st
 import torch
 
-import ticketnet
-from ticketnet import DataError, Router, WeightsError
-from ticketnet.allocator import keep_freed_memory
+from ticketnet import DataError, Router, WeightsError, inspect_ticket, load_split, paths
+from ticketnet._runtime.allocator import keep_freed_memory
+from ticketnet.data.tickets import HARD_PATTERNS
 
-WEIGHTS_ENV = "TICKETNET_WEIGHTS"
-DATA_ENV = "TICKETNET_DATA"
 SPLITS: tuple[str, ...] = ("valid", "test", "train")
-
-THREADS_ENV = "TICKETNET_TORCH_THREADS"
-
-
-def _torch_threads() -> int:
-    """Intra-op threads per computation: $TICKETNET_TORCH_THREADS (a positive integer), else 1."""
-    try:
-        return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
-    except ValueError:
-        return 1
-
 
 # One server, many sessions: every session's script run is its own thread, and each would start its own pool of
 # intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (four threads each
@@ -43,7 +30,7 @@ def _torch_threads() -> int:
 # each OS thread once it has computed, and a thread started later takes the value current then, so `router()`
 # re-applies it in the calling thread. Inter-op threads are left alone: nothing here uses them, and
 # torch.set_num_interop_threads fails once any parallel work has run.
-TORCH_THREADS = _torch_threads()
+TORCH_THREADS = paths.torch_threads()
 
 
 def use_server_threads() -> None:
@@ -53,17 +40,8 @@ def use_server_threads() -> None:
 
 use_server_threads()
 
-
-def weights_path() -> Path:
-    """The router.pt to load: $TICKETNET_WEIGHTS, else the shipped weights/router.pt."""
-    value = os.environ.get(WEIGHTS_ENV, "").strip()
-    return Path(value).expanduser() if value else Path(ticketnet.WEIGHTS)
-
-
-def data_folder() -> Path:
-    """The folder holding train.csv, valid.csv and test.csv: $TICKETNET_DATA, else the shipped data/."""
-    value = os.environ.get(DATA_ENV, "").strip()
-    return Path(value).expanduser() if value else ticketnet.data_dir()
+weights_path = paths.weights_path     # $TICKETNET_WEIGHTS, else the shipped weights/router.pt
+data_folder = paths.data_path         # $TICKETNET_DATA, else the shipped data/
 
 
 def split_path(split: str) -> Path:
@@ -134,14 +112,14 @@ def router() -> Router:
         return _load_router(str(path), weights_stamp())
     except WeightsError as exc:
         fail("The router could not be loaded.", str(exc),
-             f"Train it with `python -m ticketnet train`, or point the environment variable `{WEIGHTS_ENV}` at a "
+             f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at a "
              "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
 
 
 # -- splits -----------------------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=6)
 def _split_rows(split: str, key: tuple) -> pd.DataFrame:
-    rows = ticketnet.load_split(split_path(split))
+    rows = load_split(split_path(split))
     df = pd.DataFrame(rows)
     for col in ("evidence", "pattern", "distractor"):
         if col not in df.columns:
@@ -156,7 +134,7 @@ def split_rows(split: str) -> pd.DataFrame:
         return _split_rows(split, stamp(path))
     except DataError as exc:
         fail(f"The {split} split could not be read.", str(exc),
-             f"Regenerate the data with `python -m ticketnet synth`, or point the environment variable `{DATA_ENV}` "
+             f"Regenerate the data with `python -m ticketnet synth`, or point the environment variable `{paths.DATA_ENV}` "
              "at a folder holding `train.csv`, `valid.csv` and `test.csv`, then reload this page.")
 
 
@@ -219,7 +197,7 @@ def quality(split: str) -> dict:
     teams = list(router().teams)
     probs = torch.tensor(df[[f"p_{t}" for t in teams]].to_numpy())
     y = torch.tensor([teams.index(t) for t in df["team"]])
-    hard = torch.tensor(df["pattern"].isin(["negated", "two_topics", "ambiguous"]).to_numpy())
+    hard = torch.tensor(df["pattern"].isin(HARD_PATTERNS).to_numpy())
     return summarize(probs, y, tuple(teams), hard)
 
 
@@ -227,7 +205,7 @@ def quality(split: str) -> dict:
 @st.cache_data(show_spinner="Running the ticket through the from-scratch attention…", max_entries=256)
 def _inspection(text: str, weights_key: tuple):
     r = _load_router(str(weights_path()), weights_key)
-    return ticketnet.inspect_ticket(r, text)
+    return inspect_ticket(r, text)
 
 
 def inspection(text: str):
@@ -244,7 +222,8 @@ def _interpretation(text: str, target: int | None, evidence: str, weights_key: t
     # Captum's gradient attributions register forward hooks on the model's embedding layer while they run, and a
     # hook on the shared model would fire inside other sessions' forward passes (the load test caught one: "size
     # of tensor a (28) must match the size of tensor b (41)"). They get a private copy of the model (about 8 ms).
-    return interpret_ticket(replace(r, model=copy.deepcopy(r.model)), text, target=target, evidence=evidence)
+    return interpret_ticket(replace(r, model=copy.deepcopy(r.model)), text, target=target, evidence=evidence,
+                            inspection=_inspection(text, weights_key))
 
 
 def interpretation(text: str, target: int | None = None, evidence: str = ""):
@@ -290,7 +269,7 @@ def compute_split_interpretation(split: str, progress: Callable[[int, int], None
 
 def _head_importance(split: str) -> pd.DataFrame:
     from ticketnet.interpret import head_importance
-    from ticketnet.model import pad_batch
+    from ticketnet.nn.transformer import pad_batch
 
     r = router()
     rows = split_rows(split)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard import charts, loading, state
 from dashboard.loading import md_escape
+from ticketnet.paths import ROOT
 
 try:
     # What `st.altair_chart` runs on every call: Altair's to_dict (schema validation included) with each DataFrame
@@ -86,14 +87,8 @@ def sidebar() -> None:
             st.markdown(f"**{md_escape(pick.ticket_id)}** · {md_escape(pick.split)} split · "
                         f"true team **{md_escape(pick.team)}**")
         st.text(_shorten(pick.text, 220))
-        st.page_link(str(loading_root() / "pages" / "tickets.py"), label="Pick another ticket",
+        st.page_link(str(ROOT / "pages" / "tickets.py"), label="Pick another ticket",
                      icon=":material/table_rows:")
-
-
-def loading_root():
-    from pathlib import Path
-
-    return Path(__file__).resolve().parent.parent
 
 
 TEXT_SHOWN = 3_000               # characters of a ticket shown in the page header; a pasted novel is clipped

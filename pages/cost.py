@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import lesson_charts as lc
-from ticketnet import cost
+from ticketnet.lesson import cost
 
 NS = cost.DEFAULT_NS
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import lesson_charts as lc
-from ticketnet import lesson
+from ticketnet.lesson import explorers as lesson
 
 SECTIONS = ("Two vectors", "Matrix form", "Why √d_k", "Masks", "Bigger embeddings")
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet import bench_ui
-from ticketnet.bench_ui import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: F401 - one definition for bench and tests
+from ticketnet.bench.browser import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy  # noqa: F401 - shared with the bench
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -40,7 +39,7 @@ def server_command(port: int, bare: bool = False) -> list[str]:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    bench_ui.wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
+    wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
 
 
 def stop(proc: subprocess.Popen) -> None:

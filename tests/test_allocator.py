@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-import ticketnet.allocator as allocator
+import ticketnet._runtime.allocator as allocator
 from ticketnet.__main__ import main
 
 

@@ -163,12 +163,11 @@ def test_a_typed_ticket_in_the_url_is_restored(app_env):
 
 # -- Heads -------------------------------------------------------------------------------------------------------
 def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, router, valid_rows, monkeypatch):
-    import ticketnet
     from dashboard import loading
 
     calls = []
-    real = ticketnet.inspect_ticket
-    monkeypatch.setattr(ticketnet, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
+    real = loading.inspect_ticket
+    monkeypatch.setattr(loading, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
     loading._inspection.clear()
 
     at = app_test().run()

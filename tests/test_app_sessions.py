@@ -87,10 +87,11 @@ def test_the_shared_model_is_only_read(app_env, valid_rows):
 
 def test_computations_run_on_the_server_thread_count(monkeypatch):
     from dashboard import loading
+    from ticketnet import paths
 
     for value, expected in (("", 1), ("3", 3), ("0", 1), ("many", 1)):
-        monkeypatch.setenv(loading.THREADS_ENV, value)
-        assert loading._torch_threads() == expected
+        monkeypatch.setenv(paths.THREADS_ENV, value)
+        assert paths.torch_threads() == expected
 
     seen = []
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from ticketnet.attention import MultiHead, attention, causal_mask
+from ticketnet.nn.attention import MultiHead, attention, causal_mask
 
 # 'damaged on arrival', d = 4, d_k = 2: the lesson's X and weight matrices.
 X = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
@@ -128,8 +128,8 @@ def test_boolean_and_integer_masks_are_refused_with_the_conversion(dtype):
 def test_eval_paths_share_the_refusal():
     from torch import nn
 
-    from ticketnet.efficient import blocked_attention
-    from ticketnet.model import attention_eval
+    from ticketnet.nn.blocked import blocked_attention
+    from ticketnet.nn.fast import attention_eval
 
     mask = torch.zeros(3, 3, dtype=torch.bool)
     with pytest.raises(TypeError, match="blocked_attention takes an additive float mask"):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet.bench import side_by_side
-from ticketnet.benchmarks import forward_flops, removal_vs_captum, shared_replacement_flops, ticket_of_length
-from ticketnet.counterfactual import SHARED_MIN_N
-from ticketnet.model import TinyConfig
-from ticketnet.text import tokenize
+from ticketnet._runtime.timing import side_by_side
+from ticketnet.bench.cases import forward_flops, removal_vs_captum, shared_replacement_flops, ticket_of_length
+from ticketnet.interpret.counterfactual import SHARED_MIN_N
+from ticketnet.nn.transformer import TinyConfig
+from ticketnet.data.text import tokenize
 from tests.browser import require_chromium
 
 ROOT = Path(__file__).resolve().parent.parent

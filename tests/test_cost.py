@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ticketnet import cost
+from ticketnet.lesson import cost
 
 
 def test_score_matrix_sizes_match_the_lesson():

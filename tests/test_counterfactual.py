@@ -10,19 +10,19 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ticketnet.counterfactual as cf
-from ticketnet.counterfactual import (SHARED_MIN_N, counterfactual_batch, one_token_variants, plain_variant_probs,
+import ticketnet.interpret.counterfactual as cf
+from ticketnet.interpret.counterfactual import (SHARED_MIN_N, counterfactual_batch, one_token_variants, plain_variant_probs,
                                       variant_probs)
-from ticketnet.model import TinyTransformer
-from ticketnet.parallel import share_out
-from ticketnet.text import UNK_ID
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer
+from ticketnet._runtime.parallel import share_out
+from ticketnet.data.text import UNK_ID
 
 TOL = 1e-6
 
 
 def random_model(seed: int, vocab: int = 40, max_len: int = 80, peaky: float = 1.0) -> TinyTransformer:
     torch.manual_seed(seed)
-    model = TinyTransformer(vocab, d=16, h=4, n_blocks=2, d_ff=32, max_len=max_len, dropout=0.0)
+    model = TinyTransformer(TinyConfig(vocab, d=16, h=4, n_blocks=2, d_ff=32, max_len=max_len, dropout=0.0))
     with torch.no_grad():
         model.head.weight.mul_(8)                                      # spread-out probabilities, not ~uniform
         model.blocks.layers[0].self_attn.in_proj_weight[:16].mul_(peaky)   # block-1 queries: sharper attention

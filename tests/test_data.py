@@ -2,7 +2,7 @@
 
 import pytest
 
-from ticketnet.data import TEAMS, DataError, load_split
+from ticketnet.data.tickets import TEAMS, DataError, load_split
 
 HEADER = "ticket_id,text,team,evidence\n"
 

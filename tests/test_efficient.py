@@ -5,8 +5,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticketnet.attention import attention, causal_mask, padding_mask
-from ticketnet.efficient import blocked_attention
+from ticketnet.nn.attention import attention, causal_mask, padding_mask
+from ticketnet.nn.blocked import blocked_attention
 
 TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
 
@@ -120,8 +120,8 @@ def test_never_allocates_the_full_score_matrix():
 def test_worker_threads_give_the_same_numbers():
     import torch
 
-    from ticketnet.attention import attention, causal_mask
-    from ticketnet.efficient import blocked_attention
+    from ticketnet.nn.attention import attention, causal_mask
+    from ticketnet.nn.blocked import blocked_attention
 
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(2, 300, 16, generator=g) for _ in range(3))

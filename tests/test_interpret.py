@@ -16,9 +16,9 @@ from ticketnet.interpret import (
     integrated_gradients, interpret_split, interpret_ticket, kendall_tau, kendall_taus, probability_drop, random_tau_baseline,
     rationale_variants, received_attention, rollout_to_pooled, spearman, top_k_overlap, total_variation,
 )
-from ticketnet.model import TinyTransformer, pad_batch
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.router import Router
-from ticketnet.text import Vocab
+from ticketnet.data.text import Vocab
 
 
 class KeywordModel(nn.Module):
@@ -45,7 +45,7 @@ TICKET = torch.tensor([3, 4, 7, 5, 6, 8, 9, 2, 3, 4])                 # token 7 
 
 def small_model(seed=0, vocab=50):
     torch.manual_seed(seed)
-    return TinyTransformer(vocab_size=vocab, d=16, h=4, n_blocks=2, d_ff=32, max_len=64).eval()
+    return TinyTransformer(TinyConfig(vocab_size=vocab, d=16, h=4, n_blocks=2, d_ff=32, max_len=64)).eval()
 
 
 def small_router(seed=0):

@@ -17,14 +17,14 @@ import torch
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from ticketnet.data import TEAMS, DataError
+from ticketnet.data.tickets import TEAMS, DataError
 from ticketnet.interpret import (attention_rollout, counterfactual_batch, counterfactual_probs, probability_drop,
                                  rollout_to_pooled, total_variation)
-from ticketnet.lens import run_with_cache
-from ticketnet.model import TinyTransformer
+from ticketnet.nn.lens import run_with_cache, stack_blocks
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer
 from ticketnet.predict import predict_stream
 from ticketnet.router import Router
-from ticketnet.text import PAD_ID, UNK_ID, Vocab
+from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
 
 VOCAB = 12
 MAX_LEN = 12
@@ -33,7 +33,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 def tiny_model(seed: int, n_classes: int = len(TEAMS)) -> TinyTransformer:
     torch.manual_seed(seed)
-    model = TinyTransformer(VOCAB, d=8, h=2, n_blocks=2, d_ff=16, max_len=MAX_LEN, n_classes=n_classes, dropout=0.0)
+    model = TinyTransformer(TinyConfig(VOCAB, d=8, h=2, n_blocks=2, d_ff=16, max_len=MAX_LEN, n_classes=n_classes, dropout=0.0))
     with torch.no_grad():                        # a spread of logits, not the near-uniform output of a fresh init
         model.head.weight.mul_(8)
     return model.eval()
@@ -119,7 +119,7 @@ def test_rollout_of_the_models_own_attention_sums_to_one(ids, seed):
     model = tiny_model(seed)
     with torch.inference_mode():
         _, cache = run_with_cache(model, torch.tensor([ids]), torch.zeros(1, len(ids), dtype=torch.bool))
-    patterns = torch.stack([cache[f"blocks.{i}.attn.pattern"][0] for i in range(2)])
+    patterns = stack_blocks(cache, "pattern", 2)[0]
     assert torch.allclose(patterns.sum(-1), torch.ones(patterns.shape[:-1]), atol=1e-5)
     _check_rollout(patterns)
 

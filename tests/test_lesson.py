@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from ticketnet import lesson
+from ticketnet.lesson import explorers as lesson
 
 
 def r3(xs):
@@ -88,7 +88,7 @@ def test_unknown_mask_is_refused():
 
 
 def test_matrix_form_equals_ticketnet_attention():
-    from ticketnet.attention import attention
+    from ticketnet.nn.attention import attention
 
     Q, K, V = lesson.qkv()
     out, w = attention(Q, K, V)
@@ -193,7 +193,7 @@ def test_four_times_bigger_embeddings_saturate():
 
 
 def test_attention_parameters_do_not_depend_on_heads():
-    from ticketnet.attention import MultiHead
+    from ticketnet.nn.attention import MultiHead
 
     assert lesson.attention_parameters(64) == 16_640 and lesson.attention_parameters(512) == 1_050_624
     assert lesson.attention_parameters(512, bias=False) == 1_048_576

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard import lesson_charts as lc
-from ticketnet import lesson
+from ticketnet.lesson import explorers as lesson
 
 
 def spec(chart):

@@ -3,15 +3,16 @@
 import pytest
 import torch
 
-from ticketnet.attention import MultiHead
-from ticketnet.lens import run_with_cache, torch_differences
-from ticketnet.model import SMALL_N, TinyTransformer, attention_eval, pad_batch
+from ticketnet.nn.attention import MultiHead
+from ticketnet.nn.lens import run_with_cache, torch_differences
+from ticketnet.nn.fast import SMALL_N, attention_eval
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 
 
 @pytest.fixture(scope="module")
 def model():
     torch.manual_seed(0)
-    return TinyTransformer(vocab_size=60).eval()
+    return TinyTransformer(TinyConfig(vocab_size=60)).eval()
 
 
 def test_default_config_is_the_lesson_model(model):
@@ -82,7 +83,7 @@ def test_head_mask_switches_heads_off(model):
 
 
 def test_lens_refuses_training_mode():
-    m = TinyTransformer(vocab_size=20)
+    m = TinyTransformer(TinyConfig(vocab_size=20))
     with pytest.raises(ValueError, match="eval mode"):
         run_with_cache(m, torch.tensor([[2, 3]]))
 
@@ -110,7 +111,7 @@ def test_eval_path_has_gradients_and_training_uses_pytorch_layers(model):
     x = model.embeddings(ids).detach().requires_grad_(True)
     model.forward_embeddings(x, torch.zeros(1, 4, dtype=torch.bool))[0, 0].backward()
     assert x.grad is not None and x.grad.abs().sum() > 0
-    m = TinyTransformer(vocab_size=60)
+    m = TinyTransformer(TinyConfig(vocab_size=60))
     torch.manual_seed(0)
     a = m(ids)
     torch.manual_seed(0)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from ticketnet.parity import TOLERANCE, formula_rows, multihead_rows, one_head_rows
+from ticketnet.nn.parity import TOLERANCE, formula_rows, multihead_rows, one_head_rows
 
 ROWS = formula_rows()
 
@@ -22,7 +22,7 @@ def test_suite_covers_every_case_in_both_dtypes():
 
 def test_parity_detects_a_wrong_copy():
     # A check that cannot fail proves nothing: break the copy and the suite must notice.
-    from ticketnet.attention import MultiHead
+    from ticketnet.nn.attention import MultiHead
 
     mine = MultiHead(64, 4)
     ref = mine.to_torch()
@@ -33,7 +33,7 @@ def test_parity_detects_a_wrong_copy():
 
 
 def test_from_torch_round_trips_weights():
-    from ticketnet.attention import MultiHead
+    from ticketnet.nn.attention import MultiHead
 
     mha = torch.nn.MultiheadAttention(64, 4, batch_first=True)
     mine = MultiHead.from_torch(mha)
@@ -49,7 +49,7 @@ def test_float64_rows_are_far_tighter_than_float32():
 
 def test_shipped_model_on_t65052_equals_pytorch():
     from ticketnet import Router
-    from ticketnet.parity import MODEL_TOLERANCE, model_rows
+    from ticketnet.nn.parity import MODEL_TOLERANCE, model_rows
 
     text = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
             "Can you remove the duplicate charge?")
@@ -62,7 +62,7 @@ def test_shipped_model_on_t65052_equals_pytorch():
 
 def test_shipped_model_on_a_padded_batch_and_masked_token_invariance():
     from ticketnet import Router, data_dir, load_split
-    from ticketnet.parity import padded_batch_rows
+    from ticketnet.nn.parity import padded_batch_rows
 
     rows = load_split(data_dir() / "valid.csv")[:16]
     result = padded_batch_rows(Router.load(), [r["text"] for r in rows])

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ticketnet import TEAMS, WEIGHTS, Router, WeightsError, data_dir, load_split
-from ticketnet.text import Vocab, tokenize
+from ticketnet.data.text import Vocab, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet.data import TEAMS, load_split
-from ticketnet.synth import (AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, HARD_PATTERNS, INTENTS,
+from ticketnet.data.tickets import TEAMS, load_split
+from ticketnet.data.tickets import HARD_PATTERNS
+from ticketnet.data.synth import (AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, INTENTS,
                              MAX_TOKENS, PATTERNS, SHORT, SPLITS, generate, main, to_csv, write_splits)
-from ticketnet.text import tokenize
+from ticketnet.data.text import tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"

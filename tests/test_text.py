@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from ticketnet.text import PAD, UNK, Vocab, _visible, token_spans, tokenize
+from ticketnet.data.text import PAD, UNK, Vocab, _visible, token_spans, tokenize
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
           "Can you remove the duplicate charge?")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ticketnet import Router
-from ticketnet.synth import write_splits
+from ticketnet.data.synth import write_splits
 from ticketnet.train import TrainConfig, train
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from ticketnet.data import data_dir
-    from ticketnet.synth import write_splits
+    from ticketnet.paths import data_dir
+    from ticketnet.data.synth import write_splits
 
     paths = write_splits(Path(args.out) if args.out else data_dir(), seed=args.seed)
     for split, path in paths.items():
@@ -32,7 +32,7 @@ def _train(args: argparse.Namespace) -> int:
 def _predict(args: argparse.Namespace) -> int:
     import torch
 
-    from ticketnet.atomic import atomic_text_writer
+    from ticketnet._runtime.atomic import atomic_text_writer
     from ticketnet.predict import format_single, open_input, predict_stream
     from ticketnet.router import Router
 
@@ -58,26 +58,26 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from ticketnet.bench import main as bench_main
+    from ticketnet.bench.report import main as bench_main
 
     return bench_main(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ticketnet.data import WEIGHTS
+    from ticketnet.paths import SYNTH_SEED, TRAIN_SEED, WEIGHTS, WEIGHTS_ENV
 
     parser = argparse.ArgumentParser(prog="python -m ticketnet", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("synth", help="write data/train.csv, valid.csv, test.csv from the fixed-seed generator")
     p.add_argument("--out", help="folder to write to (default: the shipped data/)")
-    p.add_argument("--seed", type=int, default=20261129)
+    p.add_argument("--seed", type=int, default=SYNTH_SEED)
     p.set_defaults(func=_synth)
 
     p = sub.add_parser("train", help="train the router and write weights/ atomically")
     p.add_argument("--data", help="folder with train/valid/test.csv (default: data/)")
     p.add_argument("--out", help="folder for router.pt, vocab.json, router.json (default: weights/)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=TRAIN_SEED)
     p.add_argument("--epochs", type=int, help="passes over train.csv (default: 12)")
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=_train)
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")
     p.add_argument("--text", help="route this one ticket and print the team probabilities")
     p.add_argument("--out", help="write the CSV here (atomically) instead of stdout")
-    p.add_argument("--weights", default=os.environ.get("TICKETNET_WEIGHTS", str(WEIGHTS)))
+    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
     p.add_argument("--batch-size", type=int, default=512)
     p.set_defaults(func=_predict)
 
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ticketnet.allocator import keep_freed_memory
+    from ticketnet._runtime.allocator import keep_freed_memory
 
     keep_freed_memory()                                 # steady speed for the repeated tensor work of every command
     try:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-from ticketnet.data import DataError
+from ticketnet.data.tickets import DataError
 from ticketnet.router import Router
 
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from ticketnet.data import TEAMS, WEIGHTS
-from ticketnet.model import TinyTransformer, pad_batch
-from ticketnet.text import Vocab, tokenize
+from ticketnet.data.tickets import TEAMS
+from ticketnet.paths import WEIGHTS
+from ticketnet.nn.transformer import TinyTransformer, pad_batch
+from ticketnet.data.text import Vocab, tokenize
 
 
 class WeightsError(ValueError):

@@ -13,17 +13,18 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from ticketnet.atomic import write_atomic
-from ticketnet.data import TEAMS, data_dir, load_split
+from ticketnet._runtime.atomic import write_atomic
+from ticketnet.data.tickets import TEAMS, is_hard, load_split
+from ticketnet.paths import TRAIN_SEED, data_dir, weights_dir
 from ticketnet.metrics import summarize
-from ticketnet.model import TinyTransformer, pad_batch
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.router import Router, file_sha256
-from ticketnet.text import Vocab
+from ticketnet.data.text import Vocab
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seed: int = 0
+    seed: int = TRAIN_SEED
     epochs: int = 12
     batch_size: int = 64
     lr: float = 2e-3          # peak learning rate, after a one-epoch warm-up, then cosine decay
@@ -61,7 +62,7 @@ def predict_seqs(model: TinyTransformer, seqs: list[list[int]], batch_size: int 
 
 def evaluate(model: TinyTransformer, rows: list[dict], vocab: Vocab) -> dict:
     seqs, labels = encode_rows(rows, vocab, model.config.max_len)
-    hard = torch.tensor([bool(r.get("distractor")) for r in rows])
+    hard = torch.tensor([is_hard(r) for r in rows])
     return summarize(predict_seqs(model, seqs), labels, TEAMS, hard)
 
 
@@ -69,13 +70,13 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
           log=print) -> dict:
     """Train, keep the best valid epoch, write `router.pt`, `vocab.json`, `router.json` into `out`; return the card."""
     data = data or data_dir()
-    out = out or Path(__file__).resolve().parent.parent / "weights"
+    out = out or weights_dir()
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
     train_rows, valid_rows, test_rows = (load_split(data / f"{s}.csv") for s in ("train", "valid", "test"))
     vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
-    model = TinyTransformer(len(vocab))
+    model = TinyTransformer(TinyConfig(len(vocab)))
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len)
     valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len)
 

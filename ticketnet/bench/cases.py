@@ -10,10 +10,11 @@ from collections.abc import Callable
 
 import torch
 
-from ticketnet.bench import matmul_gflops, side_by_side
-from ticketnet.data import data_dir, load_split
+from ticketnet._runtime.timing import matmul_gflops, side_by_side
+from ticketnet.data.tickets import load_split
+from ticketnet.paths import data_dir
 from ticketnet.router import Router
-from ticketnet.text import UNK_ID, tokenize
+from ticketnet.data.text import UNK_ID, tokenize
 
 
 def ticket_of_length(rows: list[dict], n: int) -> str:
@@ -49,7 +50,7 @@ def removal_vs_captum(router: Router, text: str, repeats: int, gflops: float) ->
     """
     from captum.attr import FeatureAblation
 
-    from ticketnet.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
+    from ticketnet.interpret.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
     from ticketnet.interpret import counterfactual_probs
 
     model = router.model
@@ -104,7 +105,7 @@ def inspection_vs_forward(router: Router, text: str, repeats: int, gflops: float
     """
     from ticketnet.interpret import (attention_rollout, counterfactual_batch, counterfactual_probs,
                                      gradient_x_input, interpret_ticket)
-    from ticketnet.lens import inspect_ticket
+    from ticketnet.nn.lens import inspect_ticket
 
     model = router.model
     ids = torch.tensor(router.encode(text).ids)
@@ -166,7 +167,7 @@ def predict_throughput(router: Router, rows: list[dict], n_rows: int) -> dict:
 
 def efficient_attention(quick: bool) -> dict | None:
     try:
-        from ticketnet.cost import bench_efficient
+        from ticketnet.lesson.cost import bench_efficient
     except ImportError:
         return None
     return bench_efficient(n=2048 if quick else 8192)
@@ -205,7 +206,7 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
-    from ticketnet.bench_ui import cold_start, warm_interaction
+    from ticketnet.bench.ui import cold_start, warm_interaction
 
     w = warm_interaction(5 if quick else 20)
     report["warm_interaction"] = w

@@ -5,21 +5,14 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "dashboard" / "app.py"
-CHROMIUM = Path(os.environ.get("TICKETNET_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from ticketnet.bench.browser import APP, CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy
+from ticketnet.paths import ROOT
+
 TICKET = "T-65052"
 
 
@@ -92,29 +85,6 @@ def _warm_target(at, repeats: int) -> dict:
     return {"target_ms_median": 1e3 * statistics.median(again), "target_ms_max": 1e3 * max(again),
             "target_first_ms_median": 1e3 * statistics.median(first), "target_first_ms_max": 1e3 * max(first),
             "teams": n}
-
-
-def free_port() -> int:
-    """A TCP port on localhost that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60,
-                 detail: Callable[[], str] = lambda: "") -> None:
-    """Poll Streamlit's health endpoint until it answers; RuntimeError (with `detail()`) if the server exits first
-    or `timeout` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.05)
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"streamlit did not become healthy{detail()}")
 
 
 def cold_start(timeout: float = 60) -> dict:

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ticketnet.attention import attention, causal_mask
+from ticketnet.nn.attention import attention, causal_mask
 
 # -- 1. two value vectors and one query ----------------------------------------------------------------------
 TWO_KEYS = ((1.0, 0.0), (0.0, 1.0))        # k₁, k₂

@@ -7,10 +7,36 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ticketnet.attention import MultiHead, padding_mask
-from ticketnet.model import TinyTransformer
+from ticketnet.nn.attention import MultiHead, padding_mask
+from ticketnet.nn.fast import feed_forward_eval
+from ticketnet.nn.transformer import TinyTransformer
 from ticketnet.router import Encoded, Router
-from ticketnet.text import PAD_ID
+from ticketnet.data.text import PAD_ID
+
+
+def act_name(name: str, block: int | None = None) -> str:
+    """The cache key of an internal: act_name("pattern", 1) -> "blocks.1.attn.pattern" (TransformerLens-style).
+
+    Block-level names: resid_pre, ln1, pattern, attn_out, resid_mid, resid_post; model-level: embed, pooled.
+    """
+    if name in ("embed", "pooled"):
+        if block is not None:
+            raise ValueError(f"{name!r} belongs to the whole model, not to a block")
+        return name
+    if name not in _BLOCK_NAMES:
+        raise ValueError(f"unknown internal {name!r}; expected embed, pooled or one of {', '.join(_BLOCK_NAMES)}")
+    if block is None or block < 0:
+        raise ValueError(f"{name!r} needs a block index (0-based), got {block!r}")
+    return f"blocks.{block}.{_BLOCK_NAMES[name]}"
+
+
+_BLOCK_NAMES = {"resid_pre": "resid_pre", "ln1": "ln1", "pattern": "attn.pattern", "attn_out": "attn.out",
+                "resid_mid": "resid_mid", "resid_post": "resid_post"}
+
+
+def stack_blocks(cache: dict[str, Tensor], name: str, n_blocks: int) -> Tensor:
+    """One internal of every block stacked on a new axis 1: (B, ...) per block -> (B, n_blocks, ...)."""
+    return torch.stack([cache[act_name(name, i)] for i in range(n_blocks)], 1)
 
 
 def run_with_cache(model: TinyTransformer, ids: Tensor, is_pad: Tensor | None = None,
@@ -33,9 +59,10 @@ def run_with_cache(model: TinyTransformer, ids: Tensor, is_pad: Tensor | None = 
         a = layer.norm1(x)                                             # pre-norm: normalise, then attend
         attn_out, pattern = heads(a, a, mask, None if head_mask is None else head_mask[i])
         mid = x + attn_out                                             # (B, n, d) first residual
-        post = mid + layer.linear2(layer.activation(layer.linear1(layer.norm2(mid))))
-        cache.update({f"blocks.{i}.resid_pre": x, f"blocks.{i}.ln1": a, f"blocks.{i}.attn.pattern": pattern,
-                      f"blocks.{i}.attn.out": attn_out, f"blocks.{i}.resid_mid": mid, f"blocks.{i}.resid_post": post})
+        post = feed_forward_eval(layer, mid)                           # mid + feed-forward(norm2(mid))
+        cache.update({act_name("resid_pre", i): x, act_name("ln1", i): a, act_name("pattern", i): pattern,
+                      act_name("attn_out", i): attn_out, act_name("resid_mid", i): mid,
+                      act_name("resid_post", i): post})
         x = post
     cache["pooled"] = model.pool(x, is_pad)                            # (B, d)
     return model.head(cache["pooled"]), cache
@@ -49,14 +76,14 @@ def torch_differences(model: TinyTransformer, ids: Tensor, is_pad: Tensor, cache
     real = ~is_pad                                                     # (B, n)
     diffs: dict[str, float] = {}
     for i, layer in enumerate(model.blocks.layers):
-        x, a = cache[f"blocks.{i}.resid_pre"], cache[f"blocks.{i}.ln1"]
+        x, a = cache[act_name("resid_pre", i)], cache[act_name("ln1", i)]
         out_pt, w_pt = layer.self_attn(a, a, a, key_padding_mask=is_pad, need_weights=True,
                                        average_attn_weights=False)
         post_pt = layer(x, src_key_padding_mask=is_pad)
-        w_ours = cache[f"blocks.{i}.attn.pattern"]
-        diffs[f"blocks.{i}.attn.pattern"] = (w_ours - w_pt).abs().amax(dim=(1, 3))[real].max().item()
-        diffs[f"blocks.{i}.attn.out"] = (cache[f"blocks.{i}.attn.out"] - out_pt).abs().amax(-1)[real].max().item()
-        diffs[f"blocks.{i}.resid_post"] = (cache[f"blocks.{i}.resid_post"] - post_pt).abs().amax(-1)[real].max().item()
+        pattern, attn_out, post = act_name("pattern", i), act_name("attn_out", i), act_name("resid_post", i)
+        diffs[pattern] = (cache[pattern] - w_pt).abs().amax(dim=(1, 3))[real].max().item()
+        diffs[attn_out] = (cache[attn_out] - out_pt).abs().amax(-1)[real].max().item()
+        diffs[post] = (cache[post] - post_pt).abs().amax(-1)[real].max().item()
     torch_logits = model.head(model.pool(model.blocks(cache["embed"], src_key_padding_mask=is_pad), is_pad))
     diffs["logits"] = (logits - torch_logits).abs().max().item()   # against nn.TransformerEncoder itself
     return diffs
@@ -96,7 +123,7 @@ def inspect_ticket(router: Router, text: str) -> Inspection:
     return Inspection(
         encoded=enc,
         probs=torch.softmax(logits[0], dim=-1),
-        patterns=torch.stack([cache[f"blocks.{i}.attn.pattern"][0] for i in range(n_blocks)]),
-        block_outputs=torch.stack([cache[f"blocks.{i}.resid_post"][0] for i in range(n_blocks)]),
+        patterns=stack_blocks(cache, "pattern", n_blocks)[0],
+        block_outputs=stack_blocks(cache, "resid_post", n_blocks)[0],
         differences=torch_differences(router.model, ids, is_pad, cache, logits),
     )

@@ -1,4 +1,4 @@
-"""Larkfield's ticket splits: paths of the shipped data and weights, and a strict CSV loader."""
+"""Larkfield's ticket splits: the teams, the hard slice, and a strict CSV loader."""
 
 from __future__ import annotations
 
@@ -9,18 +9,13 @@ from pathlib import Path
 TEAMS: tuple[str, ...] = ("payments", "delivery", "returns", "product", "account")
 REQUIRED_COLUMNS: tuple[str, ...] = ("ticket_id", "text", "team")
 
-_ROOT = Path(__file__).resolve().parent.parent
-WEIGHTS: Path = _ROOT / "weights" / "router.pt"
+# The hard slice: tickets whose request is negated, shares the ticket with another topic, or is ambiguous.
+HARD_PATTERNS: tuple[str, ...] = ("negated", "two_topics", "ambiguous")
 
 
-def data_dir() -> Path:
-    """Folder holding the shipped `train.csv`, `valid.csv` and `test.csv`."""
-    return _ROOT / "data"
-
-
-def weights_dir() -> Path:
-    """Folder holding the shipped router: `router.pt`, `vocab.json`, `router.json`."""
-    return WEIGHTS.parent
+def is_hard(row) -> bool:
+    """Whether a ticket row (a dict or a pandas row with a `pattern` column) belongs to the hard slice."""
+    return row.get("pattern", "") in HARD_PATTERNS
 
 
 class DataError(ValueError):

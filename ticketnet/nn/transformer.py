@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ticketnet.attention import check_additive_mask
-from ticketnet.text import PAD_ID
+from ticketnet.nn.fast import attention_eval, feed_forward_eval
+from ticketnet.data.text import PAD_ID
 
 
 @dataclass(frozen=True)
@@ -34,21 +33,22 @@ class TinyTransformer(nn.Module):
     nn.TransformerEncoderLayer: `norm1`, `self_attn`, `norm2`, `linear1`, `linear2`), `norm`, `head`.
     """
 
-    def __init__(self, vocab_size: int, d: int = 64, h: int = 4, n_blocks: int = 2, d_ff: int = 128,
-                 max_len: int = 256, n_classes: int = 5, dropout: float = 0.1):
+    def __init__(self, config: TinyConfig):
         super().__init__()
-        self.config = TinyConfig(vocab_size, d, h, n_blocks, d_ff, max_len, n_classes, dropout)
-        self.embed = nn.Embedding(vocab_size, d, padding_idx=PAD_ID)
-        self.position = nn.Embedding(max_len, d)
-        layer = nn.TransformerEncoderLayer(d, h, d_ff, dropout, activation="gelu", batch_first=True, norm_first=True)
-        self.blocks = nn.TransformerEncoder(layer, n_blocks, enable_nested_tensor=False)
+        self.config = config
+        d = config.d
+        self.embed = nn.Embedding(config.vocab_size, d, padding_idx=PAD_ID)
+        self.position = nn.Embedding(config.max_len, d)
+        layer = nn.TransformerEncoderLayer(d, config.h, config.d_ff, config.dropout, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, config.n_blocks, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d)
-        self.head = nn.Linear(d, n_classes)
+        self.head = nn.Linear(d, config.n_classes)
 
     @classmethod
     def from_config(cls, config: TinyConfig | dict) -> "TinyTransformer":
-        cfg = config if isinstance(config, dict) else config.to_dict()
-        return cls(**cfg)
+        """The model of a config object or of its dict (as stored in router.json)."""
+        return cls(config if isinstance(config, TinyConfig) else TinyConfig(**config))
 
     def embeddings(self, ids: Tensor) -> Tensor:
         """Token plus position vectors (B, n, d), the input of block 1."""
@@ -94,37 +94,6 @@ class TinyTransformer(nn.Module):
         if bool(is_pad.all(dim=1).any()):
             raise ValueError("every ticket needs at least one token; got a row that is all padding")
         return self.forward_embeddings(self.embeddings(ids), is_pad)
-
-
-SMALL_N = 48   # up to this many tokens, plain batched matmuls beat the fused kernel's set-up (measured, one thread)
-
-
-def attention_eval(layer: nn.TransformerEncoderLayer, x: Tensor, mask: Tensor | None = None) -> Tensor:
-    """x + attention(norm1(x)) of one pre-norm layer in eval mode: (B, n, d) -> (B, n, d).
-
-    `mask` is additive (0 / −inf, broadcastable to (B, h, n, n)); up to SMALL_N tokens plain batched matmuls,
-    beyond that PyTorch's fused kernel.
-    """
-    check_additive_mask(mask, "attention_eval")
-    B, n, d = x.shape
-    attn = layer.self_attn
-    h = attn.num_heads
-    d_k = d // h
-    qkv = F.linear(layer.norm1(x), attn.in_proj_weight, attn.in_proj_bias)       # (B, n, 3d)
-    q, k, v = qkv.view(B, n, 3, h, d_k).permute(2, 0, 3, 1, 4)                   # 3 × (B, h, n, d_k)
-    if n > SMALL_N:
-        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)              # (B, h, n, d_k)
-    else:
-        s = torch.matmul(q, k.transpose(-1, -2)).mul_(d_k ** -0.5)               # (B, h, n, n)
-        if mask is not None:
-            s += mask
-        o = torch.matmul(torch.softmax(s, dim=-1), v)                            # (B, h, n, d_k)
-    return x + attn.out_proj(o.transpose(1, 2).reshape(B, n, d))                 # (B, n, d)
-
-
-def feed_forward_eval(layer: nn.TransformerEncoderLayer, x: Tensor) -> Tensor:
-    """x + linear2(activation(linear1(norm2(x)))) of one pre-norm layer in eval mode: (..., d) -> (..., d)."""
-    return x + layer.linear2(layer.activation(layer.linear1(layer.norm2(x))))
 
 
 def pad_batch(seqs: list[list[int]], pad_to: int | None = None) -> tuple[Tensor, Tensor]:

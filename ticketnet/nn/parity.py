@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ticketnet.attention import MultiHead, attention, causal_mask, padding_mask
+from ticketnet.nn.attention import MultiHead, attention, causal_mask, padding_mask
 
 TOLERANCE = {torch.float32: 1e-6, torch.float64: 1e-12}
 MODEL_TOLERANCE = 1e-5
@@ -75,7 +75,7 @@ def multihead_rows(dtype: torch.dtype = torch.float32, seed: int = 0, d: int = 6
 
 def model_rows(router, text: str) -> list[ParityRow]:
     """The shipped model's blocks on one ticket: from-scratch weights, attention and block outputs vs PyTorch."""
-    from ticketnet.lens import inspect_ticket
+    from ticketnet.nn.lens import inspect_ticket
 
     return [ParityRow(f"shipped model: {name}", "one ticket", "float32", diff, MODEL_TOLERANCE)
             for name, diff in inspect_ticket(router, text).differences.items()]
@@ -83,8 +83,8 @@ def model_rows(router, text: str) -> list[ParityRow]:
 
 def padded_batch_rows(router, texts: list[str]) -> list[ParityRow]:
     """The shipped model on a padded batch of tickets, and the masked-token invariance check."""
-    from ticketnet.lens import run_with_cache, torch_differences
-    from ticketnet.model import pad_batch
+    from ticketnet.nn.lens import act_name, run_with_cache, torch_differences
+    from ticketnet.nn.transformer import pad_batch
 
     model = router.model
     ids, is_pad = pad_batch([router.encode(t).ids for t in texts])
@@ -97,7 +97,7 @@ def padded_batch_rows(router, texts: list[str]) -> list[ParityRow]:
         changed = ids.masked_fill(is_pad, 7)                         # any real token where padding was
         logits2, cache2 = run_with_cache(model, changed, is_pad)
         real = ~is_pad
-        moved = max((cache[f"blocks.{i}.resid_post"] - cache2[f"blocks.{i}.resid_post"]).abs().amax(-1)[real].max().item()
+        moved = max((cache[act_name("resid_post", i)] - cache2[act_name("resid_post", i)]).abs().amax(-1)[real].max().item()
                     for i in range(model.config.n_blocks))
         moved = max(moved, (logits - logits2).abs().max().item())
     rows.append(ParityRow("masked-token invariance: change padded tokens, unmasked outputs and logits move by",

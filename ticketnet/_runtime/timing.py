@@ -1,8 +1,7 @@
-"""`python -m ticketnet bench`: hot paths timed side by side in one run, reported as ratios and written as JSON."""
+"""Timing side by side: interleaved medians, this machine's matmul rate, and what the machine is."""
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -10,8 +9,6 @@ import time
 from collections.abc import Callable
 
 import torch
-
-from ticketnet.atomic import write_atomic
 
 
 def side_by_side(fns: dict[str, Callable[[], object]], repeats: int = 7, warmup: int = 1) -> dict[str, float]:
@@ -36,15 +33,6 @@ def matmul_gflops(n: int = 1024, repeats: int = 5) -> float:
 
 
 def machine() -> dict:
-    return {"torch": torch.__version__, "threads": torch.get_num_threads(), "cores": os.cpu_count(),
-            "python": platform.python_version(), "processor": platform.machine()}
-
-
-def main(args) -> int:
-    from ticketnet.benchmarks import run_all
-
-    report = {"machine": machine(), "quick": bool(args.quick)}
-    report.update(run_all(quick=bool(args.quick), log=print))
-    write_atomic(args.out, (json.dumps(report, indent=1) + "\n").encode("utf-8"))
-    print(f"wrote {args.out}")
-    return 0
+    """Versions, cores and torch threads of the process, recorded next to every measurement."""
+    return {"cores": os.cpu_count(), "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "python": platform.python_version(), "processor": platform.machine() or platform.processor()}

@@ -82,7 +82,7 @@ class Vocab:
         return [self.itos[i] for i in ids]
 
     def save(self, path: str | Path) -> None:
-        from ticketnet.atomic import write_atomic
+        from ticketnet._runtime.atomic import write_atomic
 
         write_atomic(path, json.dumps(self.itos, ensure_ascii=False, indent=0).encode("utf-8"))
 

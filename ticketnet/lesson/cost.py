@@ -1,6 +1,6 @@
 """What attention costs: score-matrix and KV-cache sizes, and time and peak memory measured on this machine."""
 
-# Measurements run in a worker subprocess (`python -m ticketnet.cost`) for two reasons: the dashboard's own
+# Measurements run in a worker subprocess (`python -m ticketnet.lesson.cost`) for two reasons: the dashboard's own
 # process is left alone, and peak memory can be read honestly. Peak memory is the growth of the worker's
 # resident set during one call: the kernel's high-water mark (VmHWM) is reset by writing 5 to
 # /proc/self/clear_refs just before the call and read from /proc/self/status just after, minus the resident
@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+
+from ticketnet.paths import ROOT
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
 DEFAULT_NS = (128, 256, 512, 1024, 2048, 4096, 8192)
@@ -103,7 +104,7 @@ def variant_costs(query_heads: int = 32, kv_heads: int = 8, head_dim: int = 128,
 
 def tiny_transformer_costs(n: int, d: int = 64, h: int = 4, n_blocks: int = 2, dtype_bytes: int = 4) -> dict:
     """The router's own attention for one ticket of n tokens: d_k, scores, bytes, and 4d² + 4d parameters."""
-    from ticketnet.lesson import attention_parameters
+    from ticketnet.lesson.explorers import attention_parameters
 
     per_block = score_matrix_bytes(n, dtype_bytes, heads=h)
     return {"d_k": d // h, "scores_per_head": n * n, "scores_per_block": h * n * n,
@@ -113,10 +114,9 @@ def tiny_transformer_costs(n: int, d: int = 64, h: int = 4, n_blocks: int = 2, d
 
 # -- measuring -----------------------------------------------------------------------------------------------
 def machine() -> dict:
-    import torch
+    from ticketnet._runtime.timing import machine as process
 
-    return {"cores": os.cpu_count(), "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "python": platform.python_version(), "processor": platform.machine() or platform.processor(),
+    return {**process(),
             "memory_method": "RSS high-water mark" if Path("/proc/self/clear_refs").exists() else "unavailable"}
 
 
@@ -127,13 +127,13 @@ def machine_label(m: dict) -> str:
 def _worker_env() -> dict:
     env = dict(os.environ)
     env["MALLOC_MMAP_THRESHOLD_"] = "65536"            # every tensor above 64 KiB: fresh pages, returned on free
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(ROOT)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
 def _run_worker(args: list[str], on_line: Callable[[dict], None] | None = None, timeout: float = 900) -> list[dict]:
-    cmd = [sys.executable, "-m", "ticketnet.cost", *args]
+    cmd = [sys.executable, "-m", "ticketnet.lesson.cost", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_worker_env())
     out = []
     try:
@@ -226,8 +226,8 @@ def _fns(n: int, d_k: int, seed: int = 0):
     import torch
     import torch.nn.functional as F
 
-    from ticketnet.attention import attention
-    from ticketnet.efficient import blocked_attention
+    from ticketnet.nn.attention import attention
+    from ticketnet.nn.blocked import blocked_attention
 
     g = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(1, n, d_k, generator=g) for _ in range(3))
@@ -236,7 +236,7 @@ def _fns(n: int, d_k: int, seed: int = 0):
 
 
 def _point(n: int, d_k: int, repeats: int) -> list[dict]:
-    from ticketnet.bench import side_by_side
+    from ticketnet._runtime.timing import side_by_side
 
     fns = _fns(n, d_k)
     times = side_by_side(fns, repeats=repeats, warmup=1)
@@ -251,7 +251,7 @@ def _point(n: int, d_k: int, repeats: int) -> list[dict]:
 
 
 def _bench(n: int, d_k: int, repeats: int) -> dict:
-    from ticketnet.bench import matmul_gflops, side_by_side
+    from ticketnet._runtime.timing import matmul_gflops, side_by_side
 
     fns = _fns(n, d_k)
     mm = matmul_gflops()
@@ -279,7 +279,7 @@ def _main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    p = argparse.ArgumentParser(prog="python -m ticketnet.cost", description="measuring worker (used by ticketnet.cost)")
+    p = argparse.ArgumentParser(prog="python -m ticketnet.lesson.cost", description="measuring worker (used by ticketnet.lesson.cost)")
     p.add_argument("mode", choices=("measure", "bench"))
     p.add_argument("--ns", default=",".join(map(str, DEFAULT_NS)))
     p.add_argument("--n", type=int, default=8192)

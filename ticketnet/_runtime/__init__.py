@@ -1,0 +1,1 @@
+"""Process plumbing that knows nothing of tickets: worker threads, the allocator, atomic writes, timing."""

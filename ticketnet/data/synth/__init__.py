@@ -1,0 +1,9 @@
+"""The deterministic generator of Larkfield's ticket splits (`generator`) and its phrase tables (`phrases`)."""
+
+from ticketnet.data.synth.generator import (
+    COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, MAX_TOKENS, PATTERNS, SPLITS, generate, main, to_csv, write_splits,
+)
+from ticketnet.data.synth.phrases import AMBIGUOUS, INTENTS, SHORT
+
+__all__ = ["AMBIGUOUS", "COLUMNS", "DEFAULT_SIZES", "FIXED_ID", "FIXED_ROW", "INTENTS", "MAX_TOKENS", "PATTERNS",
+           "SHORT", "SPLITS", "generate", "main", "to_csv", "write_splits"]

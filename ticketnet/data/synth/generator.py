@@ -1,0 +1,428 @@
+"""Deterministic synthetic Larkfield support tickets with labels, evidence spans and hard-case patterns."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import random
+import re
+from pathlib import Path
+
+from ticketnet._runtime.atomic import write_atomic
+from ticketnet.data.tickets import TEAMS
+from ticketnet.paths import SYNTH_SEED, data_dir
+from ticketnet.data.synth.phrases import (
+    POWERED, KITS, OTHER_GOODS, SEEDS, WEARABLES, SIZES, PARTS, MODELS, COLOURS, CARDS, PAY_METHODS, COURIERS,
+    CODES, FIRST_NAMES, SURNAMES, TOWNS, STREETS, MAIL_DOMAINS, MONTHS, WEEKDAYS, SPANS, INTENTS, SHORT,
+    SHORT_TAILS, DETAILS, NEGATIONS, ASIDES, ASIDE_LEADS, AMBIGUOUS, GREETINGS, FILLERS, ORDER_REFS, CLOSINGS,
+    SIGNOFFS, FOLLOW_UP_LEADS,
+)
+from ticketnet.data.text import tokenize
+
+DEFAULT_SIZES = (12000, 1500, 1500)
+SPLITS = ("train", "valid", "test")
+COLUMNS = ("ticket_id", "text", "team", "evidence", "pattern", "distractor")
+PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy")
+MAX_TOKENS = 200
+
+# Pattern shares: about 23 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
+# mislabelled ones; the rest are plain single-topic tickets.
+PATTERN_WEIGHTS = (("plain", 0.745), ("negated", 0.095), ("two_topics", 0.085), ("ambiguous", 0.05),
+                   ("noisy", 0.025))
+# Share of ambiguous rows whose label is a coin flip between the two plausible teams instead of the
+# routing convention (the template's first team).
+AMBIGUOUS_COIN = 0.10
+
+# The one ticket every release must route correctly; it lives in valid.csv only.
+FIXED_ID = "T-65052"
+FIXED_ROW = {
+    "ticket_id": FIXED_ID,
+    "text": "It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
+            "Can you remove the duplicate charge?",
+    "team": "payments",
+    "evidence": "My card was charged twice for one order|remove the duplicate charge",
+    "pattern": "negated",
+    "distractor": "delivery",
+}
+
+_SLOT = re.compile(r"\{(\w+)\}")
+_WORD = re.compile(r"[A-Za-z]{4,}")
+_LOOSE_PUNCT = re.compile(r"[.,!?;:](?=\s|$)")
+_I_WORDS = ("I", "I'm", "I've", "I'd", "I'll")
+
+# A ticket under construction: a list of (kind, segments); a segment is (text, is_evidence).
+Segments = list[tuple[str, bool]]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Slots and templates
+# ---------------------------------------------------------------------------------------------------
+
+def _pick_product(rng: random.Random) -> str:
+    pool = rng.choices((POWERED, KITS, OTHER_GOODS), weights=(5, 3, 2))[0]
+    return rng.choice(pool)
+
+
+def _order_ref(rng: random.Random) -> str:
+    style = rng.randrange(4)
+    if style == 0:
+        return f"#LF-{rng.randint(100000, 999999)}"
+    if style == 1:
+        return f"LF-{rng.randint(100000, 999999)}"
+    if style == 2:
+        return str(rng.randint(10000, 99999))
+    return f"#{rng.randint(10000, 99999)}"
+
+
+def _amount(rng: random.Random) -> str:
+    pounds = rng.choice((rng.randint(3, 60), rng.randint(20, 400), rng.randint(100, 1200)))
+    pence = rng.choice(("99", "00", "49", "50", "95", f"{rng.randint(0, 99):02d}"))
+    style = rng.randrange(5)
+    if style == 0:
+        return f"{pounds}.{pence} GBP"
+    if style == 1 and pence == "00":
+        return f"£{pounds}"
+    return f"£{pounds}.{pence}"
+
+
+def _date(rng: random.Random) -> str:
+    style = rng.randrange(7)
+    if style == 0:
+        return f"on {rng.randint(1, 28)} {rng.choice(MONTHS)}"
+    if style == 1:
+        return f"on {rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}"
+    if style == 2:
+        return f"last {rng.choice(WEEKDAYS)}"
+    if style == 3:
+        return f"on {rng.choice(WEEKDAYS)}"
+    return rng.choice(("yesterday", "last week", "two weeks ago", "on the 4th", "a few days ago", "this morning"))
+
+
+def _email(rng: random.Random) -> str:
+    name = rng.choice(FIRST_NAMES).lower()
+    return f"{name}{rng.choice(('', '.', '_'))}{rng.choice(SURNAMES).lower().replace(chr(39), '')}" \
+           f"{rng.choice(('', str(rng.randint(1, 99))))}@{rng.choice(MAIL_DOMAINS)}"
+
+
+def _new_slot(name: str, ctx: dict[str, str], rng: random.Random) -> str:
+    """A fresh value for slot `name`; products stay consistent within one ticket."""
+    if name in ("tool", "kit"):
+        pool = POWERED if name == "tool" else KITS
+        product = ctx.get("product")
+        value = product if product in pool else rng.choice(pool)
+        ctx.setdefault("product", value)
+        return value
+    if name == "product":
+        return ctx.get("tool") or ctx.get("kit") or _pick_product(rng)
+    if name == "product2":
+        return rng.choice([p for p in POWERED + KITS + OTHER_GOODS if p != ctx.get("product")])
+    if name == "amount2":
+        value = _amount(rng)
+        while value == ctx.get("amount"):
+            value = _amount(rng)
+        return value
+    simple = {
+        "order": lambda: f"order {_order_ref(rng)}", "ref": lambda: _order_ref(rng), "amount": lambda: _amount(rng),
+        "date": lambda: _date(rng), "days": lambda: rng.choice(SPANS), "card": lambda: rng.choice(CARDS),
+        "paymethod": lambda: rng.choice(PAY_METHODS), "courier": lambda: rng.choice(COURIERS),
+        "code": lambda: rng.choice(CODES), "email": lambda: _email(rng), "colour": lambda: rng.choice(COLOURS),
+        "size": lambda: rng.choice(SIZES), "wearable": lambda: rng.choice(WEARABLES),
+        "model": lambda: rng.choice(MODELS), "part": lambda: rng.choice(PARTS), "seeds": lambda: rng.choice(SEEDS),
+        "gear": lambda: rng.choice(OTHER_GOODS[:4]), "name": lambda: rng.choice(FIRST_NAMES),
+        "surname": lambda: rng.choice(SURNAMES), "town": lambda: rng.choice(TOWNS),
+        "street": lambda: rng.choice(STREETS), "house": lambda: str(rng.randint(1, 140)),
+        "tracking": lambda: f"JD{rng.randint(10**9, 10**10 - 1)}",
+        "serial": lambda: f"LF{rng.randint(10**6, 10**7 - 1)}",
+    }
+    return simple[name]()
+
+
+def _slot(name: str, ctx: dict[str, str], rng: random.Random) -> str:
+    # The same slot name means the same thing within a ticket ("the mower" stays the same mower).
+    if name not in ctx:
+        ctx[name] = _new_slot(name, ctx, rng)
+    return ctx[name]
+
+
+def _fill(template: str, ctx: dict[str, str], rng: random.Random) -> Segments:
+    """Fill the slots of `template` and split it into (text, is_evidence) segments at its [brackets]."""
+    text = _SLOT.sub(lambda m: _slot(m.group(1), ctx, rng), template)
+    segments: Segments = []
+    for i, part in enumerate(re.split(r"[\[\]]", text)):
+        if part:
+            segments.append((part, i % 2 == 1))
+    return segments
+
+
+def _decap(template: str) -> str:
+    """Lower-case the first letter so a request can follow ", but"; "I ..." and brand names stay."""
+    m = re.match(r"(\[?)(\S+)", template)
+    if not m or m.group(2)[0] == "{" or m.group(2).rstrip(",.?!") in _I_WORDS or m.group(2)[1:2].isupper():
+        return template
+    start = m.start(2)
+    return template[:start] + template[start].lower() + template[start + 1:]
+
+
+def _table(rows: tuple, team: str) -> tuple[str, ...]:
+    return next(items for name, items in rows if name == team)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ticket bodies per pattern
+# ---------------------------------------------------------------------------------------------------
+
+def _request(rng: random.Random, team: str) -> tuple[str, tuple[str, ...]]:
+    """One request template of `team` and the other templates of its intent (for a follow-up)."""
+    intents = [templates for t, _, templates in INTENTS if t == team]
+    templates = rng.choice(intents)
+    return rng.choice(templates), templates
+
+
+def _other_team(rng: random.Random, team: str) -> str:
+    return rng.choice([t for t in TEAMS if t != team])
+
+
+def _plain_core(rng, team, ctx) -> list[tuple[str, Segments]]:
+    template, siblings = _request(rng, team)
+    core = [("request", _fill(template, ctx, rng))]
+    # Some customers raise a second, related problem for the same team.
+    if rng.random() < 0.15:
+        other = rng.choice([t for t in siblings if t != template])
+        core.append(("request", _fill(rng.choice(FOLLOW_UP_LEADS) + _decap(other), ctx, rng)))
+    return core
+
+
+def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
+    before, after, joins = next((b, a, j) for t, b, a, j in NEGATIONS if t == distractor)
+    template, _ = _request(rng, team)
+    where = rng.choices(("before", "join", "after"), weights=(5, 3, 2))[0]
+    if where == "join":
+        return [("request", _fill(rng.choice(joins) + ", but " + _decap(template), ctx, rng))]
+    request = ("request", _fill(template, ctx, rng))
+    if where == "before":
+        return [("negation", _fill(rng.choice(before), ctx, rng)), request]
+    return [request, ("negation", _fill(rng.choice(after), ctx, rng))]
+
+
+def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
+    template, _ = _request(rng, team)
+    request_segments = _fill(template, ctx, rng)
+    aside = ("aside", _fill(rng.choice(_table(ASIDES, distractor)), ctx, rng))
+    if rng.random() < 0.7:
+        lead = rng.choice(ASIDE_LEADS)
+        if lead:
+            request_segments = _fill(lead + _decap(template), ctx, rng)
+        return [aside, ("request", request_segments)]
+    return [("request", request_segments), ("aside", [("Also, " + _decap(aside[1][0][0]), False)])]
+
+
+def _ambiguous_core(rng, ctx) -> tuple[str, str, list[tuple[str, Segments]]]:
+    """The routing convention's team, the other plausible team, and the request."""
+    convention, other, template = rng.choice(AMBIGUOUS)
+    return convention, other, [("request", _fill(template, ctx, rng))]
+
+
+def _draw_pattern(rng: random.Random) -> str:
+    names = [name for name, _ in PATTERN_WEIGHTS]
+    return rng.choices(names, weights=[w for _, w in PATTERN_WEIGHTS])[0]
+
+
+def _short_ticket(rng, team, ctx) -> list[tuple[str, Segments]]:
+    template = rng.choice(_table(SHORT, team)) + rng.choice(SHORT_TAILS)
+    return [("request", _fill(template, ctx, rng))]
+
+
+def _wrap(rng, team, core, ctx, rambling: bool) -> list[tuple[str, Segments]]:
+    """Greeting, irrelevant context, details, order number, closing and sign-off around the core."""
+    def sentence(kind: str, template: str) -> tuple[str, Segments]:
+        return kind, _fill(template, ctx, rng)
+
+    n_fill = rng.randint(3, 9) if rambling else int(rng.random() < 0.2)
+    fillers = [sentence("filler", t) for t in rng.sample(FILLERS, n_fill)]
+    split = rng.randint(0, n_fill) if rambling else n_fill
+    n_details = rng.choices((0, 1, 2), weights=(45, 40, 15))[0] + (1 if rambling else 0)
+    details = [sentence("detail", t) for t in rng.sample(_table(DETAILS, team), n_details)]
+    if rng.random() < 0.3:
+        details.insert(rng.randint(0, len(details)), sentence("detail", rng.choice(ORDER_REFS)))
+    parts = []
+    if rng.random() < 0.6:
+        parts.append(sentence("greeting", rng.choice(GREETINGS)))
+    parts += fillers[:split] + core + details + fillers[split:]
+    if rng.random() < 0.35:
+        parts.append(sentence("closing", rng.choice(CLOSINGS)))
+    if rng.random() < 0.5:
+        parts.append(sentence("signoff", rng.choice(SIGNOFFS)))
+    return parts
+
+
+def _n_tokens(parts: list[tuple[str, Segments]]) -> int:
+    return len(tokenize(" ".join(text for _, segs in parts for text, _ in segs)))
+
+
+def _fit(parts: list[tuple[str, Segments]]) -> list[tuple[str, Segments]]:
+    """Drop context sentences, last first, until the ticket has at most MAX_TOKENS tokens."""
+    for kind in ("filler", "detail", "closing"):
+        while _n_tokens(parts) > MAX_TOKENS and any(k == kind for k, _ in parts):
+            last = max(i for i, (k, _) in enumerate(parts) if k == kind)
+            parts = parts[:last] + parts[last + 1:]
+    return parts
+
+
+# ---------------------------------------------------------------------------------------------------
+# Surface noise: typos, case, punctuation. Applied per segment so evidence stays a literal substring.
+# ---------------------------------------------------------------------------------------------------
+
+def _typo(word: str, rng: random.Random) -> str:
+    i = rng.randrange(len(word) - 1)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    if kind == 1:
+        return word[:i] + word[i + 1:]
+    return word[:i] + word[i] + word[i:]
+
+
+def _style(rng: random.Random) -> dict:
+    return {
+        "typo_rate": rng.choices((0.0, 0.03, 0.08), weights=(60, 30, 10))[0],
+        "case": rng.choices(("as_is", "lower", "upper"), weights=(87, 10, 3))[0],
+        "strip_punct": rng.random() < 0.08,
+    }
+
+
+def _surface(text: str, is_evidence: bool, style: dict, rng: random.Random) -> str:
+    # Evidence gets a third of the typo rate: a few misspelt key words, never most of them.
+    rate = style["typo_rate"] / 3 if is_evidence else style["typo_rate"]
+    if rate:
+        text = _WORD.sub(lambda m: _typo(m.group(), rng) if rng.random() < rate else m.group(), text)
+    if style["strip_punct"]:
+        text = _LOOSE_PUNCT.sub("", text).replace("'", "")
+    if style["case"] == "lower":
+        text = text.lower()
+    elif style["case"] == "upper":
+        text = text.upper()
+    return text
+
+
+def _render(parts: list[tuple[str, Segments]], rng: random.Random) -> tuple[str, str]:
+    """The ticket text and its `|`-joined evidence pieces, both after surface noise."""
+    style = _style(rng)
+    sentences, evidence = [], []
+    for _, segments in parts:
+        pieces = []
+        for text, is_evidence in segments:
+            out = _surface(text, is_evidence, style, rng)
+            pieces.append(out)
+            if is_evidence and out.strip():
+                evidence.append(out.strip())
+        sentences.append("".join(pieces).strip())
+    return " ".join(s for s in sentences if s), "|".join(evidence)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rows and splits
+# ---------------------------------------------------------------------------------------------------
+
+def _ticket(rng: random.Random) -> dict[str, str]:
+    """One ticket without an id: text, team, evidence, pattern, distractor."""
+    pattern = _draw_pattern(rng)
+    ctx: dict[str, str] = {}
+    team, distractor, parts = rng.choice(TEAMS), "", []
+    if pattern == "ambiguous":
+        team, distractor, core = _ambiguous_core(rng, ctx)
+    elif pattern == "negated":
+        # Payment requests behind a negated delivery/returns topic (the shape of the fixed ticket
+        # T-65052) get extra weight so the model sees plenty of them.
+        others = [t for t in TEAMS if t != team]
+        weights = [2 if team == "payments" and t in ("delivery", "returns") else 1 for t in others]
+        distractor = rng.choices(others, weights=weights)[0]
+        core = _negated_core(rng, team, distractor, ctx)
+    elif pattern == "two_topics":
+        distractor = _other_team(rng, team)
+        core = _two_topics_core(rng, team, distractor, ctx)
+    elif rng.random() < 0.1:
+        core = _short_ticket(rng, team, ctx)
+        # One-liners mostly come bare: no greeting, no sign-off.
+        parts = core if rng.random() < 0.8 else _wrap(rng, team, core, ctx, rambling=False)
+    else:
+        core = _plain_core(rng, team, ctx)
+    if not parts:
+        parts = _wrap(rng, team, core, ctx, rambling=rng.random() < 0.09)
+    text, evidence = _render(_fit(parts), rng)
+    if pattern == "ambiguous" and rng.random() < AMBIGUOUS_COIN:
+        # Context was written for the convention team; the coin only decides the label.
+        team, distractor = rng.choice(((team, distractor), (distractor, team)))
+    if pattern == "noisy":
+        # A mislabelled ticket: the text is a plain ticket of `team`, the label another team.
+        team, evidence = _other_team(rng, team), ""
+    return {"text": text, "team": team, "evidence": evidence, "pattern": pattern, "distractor": distractor}
+
+
+def _new_id(rng: random.Random, used: set[str]) -> str:
+    while True:
+        tid = f"T-{rng.randint(10000, 99999)}"
+        if tid not in used:
+            used.add(tid)
+            return tid
+
+
+def generate(seed: int = SYNTH_SEED, sizes: tuple[int, int, int] = DEFAULT_SIZES) -> dict[str, list[dict]]:
+    """Train/valid/test rows (dicts with COLUMNS) from `seed`; the same arguments give the same rows."""
+    if len(sizes) != 3 or any(int(n) != n or n < 0 for n in sizes):
+        raise ValueError(f"sizes must be three non-negative integers (train, valid, test), got {sizes!r}")
+    rng = random.Random(seed)
+    # The fixed ticket's id and text are reserved so no generated row can take either.
+    used_ids, seen_texts = {FIXED_ID}, {FIXED_ROW["text"]}
+    splits: dict[str, list[dict]] = {}
+    for split, size in zip(SPLITS, sizes):
+        n_generated = size - 1 if split == "valid" and size > 0 else size
+        rows = []
+        while len(rows) < n_generated:
+            row = _ticket(rng)
+            if row["text"] in seen_texts:
+                continue
+            seen_texts.add(row["text"])
+            rows.append({"ticket_id": _new_id(rng, used_ids), **row})
+        if split == "valid" and size > 0:
+            rows.insert(rng.randint(0, len(rows)), dict(FIXED_ROW))
+        splits[split] = rows
+    return splits
+
+
+def to_csv(rows: list[dict]) -> bytes:
+    """Rows as UTF-8 CSV bytes with a header, `\\n` line endings and minimal quoting."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([row[c] for c in COLUMNS])
+    return buf.getvalue().encode("utf-8")
+
+
+def write_splits(out_dir: Path | None = None, seed: int = SYNTH_SEED,
+                 sizes: tuple[int, int, int] = DEFAULT_SIZES) -> dict[str, Path]:
+    """Write train.csv, valid.csv and test.csv atomically into `out_dir` (default: the shipped data/)."""
+    out_dir = Path(out_dir) if out_dir is not None else data_dir()
+    paths = {}
+    for split, rows in generate(seed, sizes).items():
+        paths[split] = out_dir / f"{split}.csv"
+        write_atomic(paths[split], to_csv(rows))
+    return paths
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=None, help="folder to write to (default: the shipped data/)")
+    parser.add_argument("--seed", type=int, default=SYNTH_SEED)
+
+
+def run(args: argparse.Namespace) -> int:
+    for split, path in write_splits(args.out, seed=args.seed).items():
+        print(f"{split}: {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ticketnet synth", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

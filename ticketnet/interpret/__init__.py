@@ -1,0 +1,31 @@
+"""Interpretation: one method per module, metrics apart from methods, and the one-ticket and whole-split runs.
+
+Methods (token scores): `removal` (counterfactual deletion and <unk> replacement, on the batched engine in
+`counterfactual`), `attention_signals` (received attention, rollout), `gradients` (Captum), `heads` (head
+masking). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
+Runs: `ticket.interpret_ticket`, `split.interpret_split`.
+"""
+
+from ticketnet.interpret.agreement import (
+    agreement_table, disagreements, kendall_tau, kendall_taus, random_tau_baseline, spearman, top_k_overlap,
+)
+from ticketnet.interpret.attention_signals import (
+    attention_rollout, attention_signals, received_attention, rollout_to_pooled,
+)
+from ticketnet.interpret.counterfactual import counterfactual_batch, variant_probs
+from ticketnet.interpret.eraser import FRACTIONS, aopc, eraser, rationale_variants
+from ticketnet.interpret.evidence import average_precision, evidence_mask, evidence_recovery
+from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
+from ticketnet.interpret.heads import head_importance
+from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split
+from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
+
+__all__ = [
+    "FRACTIONS", "SPLIT_ERASER_SIGNALS", "Counterfactuals", "TicketInterpretation", "agreement_table", "aopc",
+    "attention_rollout", "attention_signals", "average_precision", "counterfactual_batch", "counterfactual_probs",
+    "disagreements", "eraser", "evidence_mask", "evidence_recovery", "gradient_x_input", "head_importance",
+    "integrated_gradients", "interpret_split", "interpret_ticket", "kendall_tau", "kendall_taus",
+    "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "rollout_to_pooled",
+    "spearman", "top_k_overlap", "total_variation", "variant_probs",
+]

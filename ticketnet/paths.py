@@ -1,0 +1,50 @@
+"""Where things are: the repository's folders, the environment variables that move them, and the fixed seeds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT: Path = Path(__file__).resolve().parent.parent      # the repository (ticketnet is installed editable)
+WEIGHTS: Path = ROOT / "weights" / "router.pt"            # the shipped router; vocab.json and router.json beside it
+DATA: Path = ROOT / "data"                                # the shipped train.csv, valid.csv, test.csv
+
+WEIGHTS_ENV = "TICKETNET_WEIGHTS"                         # another router.pt (its vocab.json, router.json beside it)
+DATA_ENV = "TICKETNET_DATA"                               # another folder of train/valid/test CSVs
+THREADS_ENV = "TICKETNET_TORCH_THREADS"                   # intra-op threads per dashboard computation
+
+SYNTH_SEED = 20261129                                     # the generator's seed for the shipped splits
+TRAIN_SEED = 0                                            # the training run's seed for the shipped weights
+
+
+def data_dir() -> Path:
+    """Folder holding the shipped `train.csv`, `valid.csv` and `test.csv`."""
+    return DATA
+
+
+def weights_dir() -> Path:
+    """Folder holding the shipped router: `router.pt`, `vocab.json`, `router.json`."""
+    return WEIGHTS.parent
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def weights_path() -> Path:
+    """The router.pt to load: $TICKETNET_WEIGHTS, else the shipped weights/router.pt."""
+    return _env_path(WEIGHTS_ENV) or WEIGHTS
+
+
+def data_path() -> Path:
+    """The folder of ticket CSVs to read: $TICKETNET_DATA, else the shipped data/."""
+    return _env_path(DATA_ENV) or DATA
+
+
+def torch_threads() -> int:
+    """Intra-op threads per dashboard computation: $TICKETNET_TORCH_THREADS (a positive integer), else 1."""
+    try:
+        return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
+    except ValueError:
+        return 1
