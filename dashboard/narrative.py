@@ -97,3 +97,11 @@ def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: s
                "attention weight says where a head reads, not what the block does with what it read. Agreement on "
                "one ticket is no rule for the router; the split-wide section below is the broader test.")
     return out
+
+
+def ig_completeness(change: float, delta: float, steps: int, team: str) -> str:
+    """One sentence on how well the integrated gradients add up: their own error, next to their chart."""
+    share = abs(delta) / abs(change) if change else float("inf")
+    where = f"{share:.2%} of it" if share != float("inf") else "the change is zero"
+    return (f"Integrated gradients ({steps} path steps) should add up to p({team} | ticket) − p({team} | all "
+            f"<pad>) = {change:+.4f}; they miss it by {abs(delta):.1e} ({where}).")

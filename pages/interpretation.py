@@ -61,6 +61,8 @@ if has_effect:
     ui.chart(charts.removal_chart, ti.per_token, effects, chosen)
 else:
     ui.chart(charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
+if "integrated gradients" in chosen:
+    st.caption(md_escape(narrative.ig_completeness(ti.ig.change, ti.ig.delta, ti.ig.steps, team)))
 
 focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names,
                      index=signal_names.index("rollout") if "rollout" in signal_names else 0, key="focus_signal")

@@ -208,6 +208,9 @@ def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, ro
     assert "(predicted)" in target.format_func(target.value)
     agreement = next(d.value for d in at.dataframe if "kendall_tau" in d.value.columns)
     assert {"rollout", "integrated gradients", "b2 h4"} <= set(agreement["signal"])
+    gap = next(g for g in (c.value.replace("\\", "") for c in at.caption) if "Integrated gradients (" in g)
+    missed = float(re.search(r"\(([\d.]+)% of it\)", gap).group(1))
+    assert "path steps" in gap and missed <= 1.0
 
     other = (target.value + 1) % len(router.teams)
     target.set_value(other).run()

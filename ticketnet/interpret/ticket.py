@@ -15,7 +15,7 @@ from ticketnet.interpret.attention_signals import attention_signals
 from ticketnet.interpret.counterfactual import check_eval
 from ticketnet.interpret.eraser import ERASER_COLUMNS, aopc, eraser
 from ticketnet.interpret.evidence import evidence_mask, evidence_recovery
-from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
+from ticketnet.interpret.gradients import IntegratedGradients, gradient_x_input, integrated_gradients
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
 from ticketnet.nn.lens import Inspection, inspect_ticket
 
@@ -40,7 +40,7 @@ class TicketInterpretation:
     per_token: pd.DataFrame             # position, token, one column per signal, removal TV, unk TV
     patterns: Tensor                    # (L, h, n, n) from the from-scratch lens
     differences: dict[str, float]       # |from-scratch − PyTorch| per block output, see lens.torch_differences
-    ig_delta: float                     # integrated gradients' convergence delta
+    ig: IntegratedGradients             # integrated gradients with their completeness gap and step count
     truncated: bool = False
     note: str = ""                      # why some parts are empty, or other caveats to show
     disagreements: dict[str, list[tuple]] = field(default_factory=dict)   # rollout vs removal
@@ -59,7 +59,7 @@ class TicketInterpretation:
 
 
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",
-                     ig_steps: int = 32, n_draws: int = 200, seed: int = 0,
+                     ig_steps: int = 64, n_draws: int = 200, seed: int = 0,
                      inspection: Inspection | None = None) -> TicketInterpretation:
     """Interpret one ticket: counterfactual effects, attention signals, gradients, agreement, ERASER, evidence.
 
@@ -93,8 +93,8 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         notes.append("a one-token ticket has no deletion counterfactual: removal effects, agreement with them, "
                      "ERASER and disagreements are empty")
     signals.update(attention_signals(patterns))
-    ig, delta = integrated_gradients(model, ids, target, steps=ig_steps)
-    signals["integrated gradients"] = ig
+    ig = integrated_gradients(model, ids, target, steps=ig_steps)
+    signals["integrated gradients"] = ig.attributions
     signals["gradient x input"] = gradient_x_input(model, ids, target)
 
     per_token = pd.DataFrame({"position": range(n), "token": enc.tokens})
@@ -136,4 +136,4 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         counterfactuals=cf, signals=signals, agreement=agreement, random_tau=random_tau, eraser=table,
         aopc=aopc(table) if len(table) else pd.DataFrame(columns=["signal", "comprehensiveness", "sufficiency"]),
         evidence=evidence_table, per_token=per_token, patterns=patterns, differences=differences,
-        ig_delta=delta, truncated=enc.truncated, note="; ".join(notes), disagreements=found)
+        ig=ig, truncated=enc.truncated, note="; ".join(notes), disagreements=found)
