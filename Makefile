@@ -21,7 +21,7 @@ bench: $(VENV)/.dev-deps chromium
 
 # On demand (about 3.5 min): 20 concurrent browser sessions against a real server; see the README's figures.
 load-test: $(VENV)/.dev-deps chromium
-	$(BIN)/python tests/load/load_test.py --sessions 20 --seconds 120
+	$(BIN)/python -m tests.load.load_test --sessions 20 --seconds 120
 
 $(VENV)/.run-deps: requirements.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import re
 import threading
 from collections.abc import Callable

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import torch
+from torch import nn
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app.py"
 DEFAULT_TICKET = "T-65052"
 HEADS = "../pages/heads.py"                  # AppTest names pages relative to the entry script, dashboard/app.py
@@ -22,6 +26,55 @@ def app_test(timeout: float = 90, **query):
     at = AppTest.from_file(str(APP), default_timeout=timeout)
     at.query_params.update(query)
     return at
+
+
+class KeywordModel(nn.Module):
+    """Logits depend only on whether token id 7 is among the real tokens: team 0 gets +3 when it is."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = SimpleNamespace(n_classes=5)
+        self.calls = 0
+
+    def forward(self, ids, is_pad=None):
+        self.calls += 1
+        is_pad = ids.eq(0) if is_pad is None else is_pad
+        present = (ids.eq(7) & ~is_pad).any(dim=1).float()            # (B,)
+        logits = torch.zeros(ids.shape[0], 5)
+        logits[:, 0] = 3.0 * present
+        return logits
+
+
+P_WITH = math.exp(3) / (math.exp(3) + 4)                               # KeywordModel's p(team 0) with token 7
+P_WITHOUT = 0.2                                                        # without it: all logits equal
+TICKET = torch.tensor([3, 4, 7, 5, 6, 8, 9, 2, 3, 4])                 # token 7 at position 2
+
+
+def make_model(seed: int = 0, vocab: int = 50, d: int = 16, h: int = 4, d_ff: int = 32, max_len: int = 64,
+               n_classes: int = 5, head_scale: float = 1.0, peaky: float = 1.0):
+    """A small random TinyTransformer in eval mode, the same for the same arguments.
+
+    `head_scale` spreads the logits (a fresh head gives near-uniform probabilities); `peaky` sharpens block 1's
+    attention by scaling its query weights.
+    """
+    from ticketnet import TinyConfig, TinyTransformer
+
+    torch.manual_seed(seed)
+    model = TinyTransformer(TinyConfig(vocab, d=d, h=h, n_blocks=2, d_ff=d_ff, max_len=max_len,
+                                       n_classes=n_classes, dropout=0.0))
+    with torch.no_grad():
+        model.head.weight.mul_(head_scale)
+        model.blocks.layers[0].self_attn.in_proj_weight[:d].mul_(peaky)
+    return model.eval()
+
+
+def make_router(seed: int = 0, **model_args):
+    """A Router over `make_model` with the words w0, w1, ... after <pad> and <unk>."""
+    from ticketnet import Router, Vocab
+
+    model = make_model(seed, **model_args)
+    words = [f"w{i}" for i in range(model.config.vocab_size - 2)]
+    return Router(model, Vocab(itos=["<pad>", "<unk>", *words]))
 
 
 @dataclass(frozen=True)

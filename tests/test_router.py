@@ -124,7 +124,8 @@ def test_corrupt_card(copy):
         Router.load(copy / "router.pt")
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 
 @functools.cache

@@ -9,8 +9,8 @@ from pathlib import Path
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from ticketnet.paths import data_dir
     from ticketnet.data.synth import write_splits
+    from ticketnet.paths import data_dir
 
     paths = write_splits(Path(args.out) if args.out else data_dir(), seed=args.seed)
     for split, path in paths.items():

@@ -10,10 +10,11 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from ticketnet.data.tickets import TEAMS
-from ticketnet.paths import WEIGHTS
-from ticketnet.nn.transformer import TinyTransformer, pad_batch
 from ticketnet.data.text import Vocab, tokenize
+from ticketnet.data.tickets import TEAMS
+from ticketnet.nn.batching import batched_probs
+from ticketnet.nn.transformer import TinyTransformer, pad_batch
+from ticketnet.paths import WEIGHTS
 
 
 class WeightsError(ValueError):
@@ -67,13 +68,7 @@ class Router:
 
     def predict_encoded(self, encoded: list[Encoded], batch_size: int = 256) -> Tensor:
         """Probabilities (len(encoded), teams); tickets are sorted by length inside so batches pad little."""
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
-        out = torch.empty(len(encoded), len(self.teams))
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            ids, is_pad = self.batch([encoded[i] for i in idx])
-            out[idx] = self.probabilities(ids, is_pad)
-        return out
+        return batched_probs(self.model, [e.ids for e in encoded], batch_size)
 
     def predict_texts(self, texts: list[str], batch_size: int = 256) -> Tensor:
         """Probabilities (len(texts), teams); raises ValueError for a ticket with no token."""

@@ -14,12 +14,13 @@ import torch
 import torch.nn.functional as F
 
 from ticketnet._runtime.atomic import write_atomic
-from ticketnet.data.tickets import TEAMS, is_hard, load_split
-from ticketnet.paths import TRAIN_SEED, data_dir, weights_dir
-from ticketnet.metrics import summarize
-from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.router import Router, file_sha256
 from ticketnet.data.text import Vocab
+from ticketnet.data.tickets import TEAMS, is_hard, load_split
+from ticketnet.metrics import summarize
+from ticketnet.nn.batching import batched_probs
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
+from ticketnet.paths import TRAIN_SEED, data_dir, weights_dir
+from ticketnet.router import Router, file_sha256
 
 
 @dataclass(frozen=True)
@@ -48,16 +49,9 @@ def length_batches(seqs: list[list[int]], batch_size: int, rng: random.Random) -
     return batches
 
 
-@torch.inference_mode()
 def predict_seqs(model: TinyTransformer, seqs: list[list[int]], batch_size: int = 512) -> torch.Tensor:
     model.eval()
-    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
-    out = torch.empty(len(seqs), model.config.n_classes)
-    for s in range(0, len(order), batch_size):
-        idx = order[s : s + batch_size]
-        ids, is_pad = pad_batch([seqs[i] for i in idx])
-        out[idx] = torch.softmax(model(ids, is_pad), dim=-1)
-    return out
+    return batched_probs(model, seqs, batch_size)
 
 
 def evaluate(model: TinyTransformer, rows: list[dict], vocab: Vocab) -> dict:

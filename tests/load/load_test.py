@@ -1,6 +1,6 @@
 """Load test: many browser sessions at once against one real `streamlit run dashboard/app.py` server.
 
-    .venv/bin/python tests/load/load_test.py --sessions 20 --seconds 120        (or: make load-test)
+    .venv/bin/python -m tests.load.load_test --sessions 20 --seconds 120        (or: make load-test)
 
 Starts the server on a free localhost port, launches one Debian chromium (Playwright) and opens one browser
 context per session, so every session is a separate Streamlit session with its own cookies and websocket. For
@@ -39,10 +39,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 ARTIFACTS = ROOT / "artifacts"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}

@@ -11,10 +11,10 @@ from collections.abc import Callable
 import torch
 
 from ticketnet._runtime.timing import matmul_gflops, side_by_side
+from ticketnet.data.text import UNK_ID, tokenize
 from ticketnet.data.tickets import load_split
 from ticketnet.paths import data_dir
 from ticketnet.router import Router
-from ticketnet.data.text import UNK_ID, tokenize
 
 
 def ticket_of_length(rows: list[dict], n: int) -> str:
@@ -50,8 +50,8 @@ def removal_vs_captum(router: Router, text: str, repeats: int, gflops: float) ->
     """
     from captum.attr import FeatureAblation
 
-    from ticketnet.interpret.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
     from ticketnet.interpret import counterfactual_probs
+    from ticketnet.interpret.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
 
     model = router.model
     ids = torch.tensor(router.encode(text).ids)
@@ -103,8 +103,13 @@ def inspection_vs_forward(router: Router, text: str, repeats: int, gflops: float
     scratch with the PyTorch check, deletion and <unk> counterfactuals, rollout and gradient x input.
     `interpret_ticket` adds ERASER, integrated gradients (32 steps) and 200 random-ranking draws.
     """
-    from ticketnet.interpret import (attention_rollout, counterfactual_batch, counterfactual_probs,
-                                     gradient_x_input, interpret_ticket)
+    from ticketnet.interpret import (
+        attention_rollout,
+        counterfactual_batch,
+        counterfactual_probs,
+        gradient_x_input,
+        interpret_ticket,
+    )
     from ticketnet.nn.lens import inspect_ticket
 
     model = router.model

@@ -13,7 +13,6 @@ from torch import Tensor
 
 from ticketnet.interpret._checks import by_score, check_pair, check_vector
 
-
 AGREEMENT_COLUMNS = ("signal", "kendall_tau", "spearman", "top3_overlap")
 
 

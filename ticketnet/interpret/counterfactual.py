@@ -8,10 +8,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ticketnet.nn.fast import attention_eval, feed_forward_eval
-from ticketnet.nn.transformer import TinyTransformer
 from ticketnet._runtime.parallel import share_out
 from ticketnet.data.text import PAD_ID, UNK_ID
+from ticketnet.nn.fast import attention_eval, feed_forward_eval
+from ticketnet.nn.transformer import TinyTransformer
 
 KINDS = ("deleted", "replaced")
 SHARED_MIN_N = 40        # below, one plain forward of the variants is faster (n = 30: 1.85 ms against 2.3 ms)

@@ -14,6 +14,7 @@ from ticketnet.interpret.attention_signals import attention_signals
 from ticketnet.interpret.counterfactual import check_eval, counterfactual_batch
 from ticketnet.interpret.eraser import FRACTIONS, eraser_plan, unique_rows
 from ticketnet.interpret.removal import probability_drop
+from ticketnet.nn.batching import length_chunks
 from ticketnet.nn.lens import run_with_cache, stack_blocks
 from ticketnet.nn.transformer import pad_batch
 
@@ -102,11 +103,10 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
             raise ValueError(f"ticket {r.get('ticket_id')!r}: {exc}") from None
         if target == "label" and r.get("team") not in teams:
             raise ValueError(f"ticket {r.get('ticket_id')!r}: target='label' needs a known team, got {r.get('team')!r}")
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))   # similar lengths share a batch
     results: list[dict] = [{} for _ in encoded]
     L = model.config.n_blocks
-    for g0 in range(0, len(order), group_size):
-        group = order[g0 : g0 + group_size]
+    done = 0
+    for group in length_chunks([len(e.ids) for e in encoded], group_size):   # similar lengths share a batch
         with torch.inference_mode():
             _, cache = run_with_cache(model, *pad_batch([encoded[i].ids for i in group]))
             patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)
@@ -141,8 +141,9 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
             eprobs = _batched_probs(model, eseqs) if eseqs else None
         for i, plan, first, who, s0 in plans:
             results[i].update(_aopc_of_plan(plan, eprobs[first : first + 2 * len(plan), who], float(probs[s0, who])))
+        done += len(group)
         if progress is not None:
-            progress(min(g0 + group_size, len(order)), len(order))
+            progress(done, len(encoded))
     return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals)
 
 

@@ -9,8 +9,9 @@ import torch
 from torch import Tensor
 
 from ticketnet.data.text import UNK_ID
-from ticketnet.interpret.agreement import (AGREEMENT_COLUMNS, agreement_table, disagreements, random_signal,
-                                          random_tau_baseline)
+from ticketnet.interpret.agreement import (
+    AGREEMENT_COLUMNS, agreement_table, disagreements, random_signal, random_tau_baseline,
+)
 from ticketnet.interpret.attention_signals import attention_signals
 from ticketnet.interpret.counterfactual import check_eval
 from ticketnet.interpret.eraser import ERASER_COLUMNS, aopc, eraser

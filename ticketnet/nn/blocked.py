@@ -21,8 +21,8 @@ import math
 import torch
 from torch import Tensor
 
-from ticketnet.nn.attention import check_additive_mask
 from ticketnet._runtime.parallel import share_out
+from ticketnet.nn.attention import check_additive_mask
 
 BLOCK_Q = 1024
 BLOCK_K = 1024

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ticketnet.data.text import PAD_ID
 from ticketnet.nn.attention import MultiHead, padding_mask
 from ticketnet.nn.fast import feed_forward_eval
 from ticketnet.nn.transformer import TinyTransformer
 from ticketnet.router import Encoded, Router
-from ticketnet.data.text import PAD_ID
 
 
 def act_name(name: str, block: int | None = None) -> str:

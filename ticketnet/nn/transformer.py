@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor, nn
 
-from ticketnet.nn.fast import attention_eval, feed_forward_eval
 from ticketnet.data.text import PAD_ID
+from ticketnet.nn.fast import attention_eval, feed_forward_eval
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet.bench.browser import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy  # noqa: F401 - shared with the bench
+from ticketnet.bench import browser as tooling
+from ticketnet.bench.browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: F401 - one definition for bench and tests
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
 WAIT_MS = 90_000
 
@@ -39,7 +40,7 @@ def server_command(port: int, bare: bool = False) -> list[str]:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
+    tooling.wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
 
 
 def stop(proc: subprocess.Popen) -> None:

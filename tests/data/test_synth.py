@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet.data.tickets import TEAMS, load_split
-from ticketnet.data.tickets import HARD_PATTERNS
-from ticketnet.data.synth import (AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, INTENTS,
-                             MAX_TOKENS, PATTERNS, SHORT, SPLITS, generate, main, to_csv, write_splits)
+from ticketnet.data.synth import (
+    AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, INTENTS, MAX_TOKENS, PATTERNS, SHORT, SPLITS, generate,
+    main, to_csv, write_splits,
+)
 from ticketnet.data.text import tokenize
+from ticketnet.data.tickets import HARD_PATTERNS, TEAMS, load_split
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 SMALL = (300, 50, 50)
 

@@ -8,7 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(p for folder in ("ticketnet", "dashboard", "pages") for p in (ROOT / folder).rglob("*.py"))
 UI_SOURCES = [p for p in SOURCES if p.parent.name in ("dashboard", "pages")]
 

@@ -11,22 +11,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ticketnet.interpret.counterfactual as cf
-from ticketnet.interpret.counterfactual import (SHARED_MIN_N, counterfactual_batch, one_token_variants, plain_variant_probs,
-                                      variant_probs)
-from ticketnet.nn.transformer import TinyConfig, TinyTransformer
+from tests.conftest import make_model
 from ticketnet._runtime.parallel import share_out
 from ticketnet.data.text import UNK_ID
+from ticketnet.interpret.counterfactual import (
+    SHARED_MIN_N, counterfactual_batch, one_token_variants, plain_variant_probs, variant_probs,
+)
+from ticketnet.nn.transformer import TinyTransformer
 
 TOL = 1e-6
 
 
 def random_model(seed: int, vocab: int = 40, max_len: int = 80, peaky: float = 1.0) -> TinyTransformer:
-    torch.manual_seed(seed)
-    model = TinyTransformer(TinyConfig(vocab, d=16, h=4, n_blocks=2, d_ff=32, max_len=max_len, dropout=0.0))
-    with torch.no_grad():
-        model.head.weight.mul_(8)                                      # spread-out probabilities, not ~uniform
-        model.blocks.layers[0].self_attn.in_proj_weight[:16].mul_(peaky)   # block-1 queries: sharper attention
-    return model.eval()
+    return make_model(seed, vocab, max_len=max_len, head_scale=8, peaky=peaky)   # spread-out probabilities
 
 
 def assert_same(got: dict, want: dict, tol: float = TOL) -> None:

@@ -17,14 +17,17 @@ import torch
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import make_model
+from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
 from ticketnet.data.tickets import TEAMS, DataError
-from ticketnet.interpret import (attention_rollout, counterfactual_batch, counterfactual_probs, probability_drop,
-                                 rollout_to_pooled, total_variation)
+from ticketnet.interpret import (
+    attention_rollout, counterfactual_batch, counterfactual_probs, probability_drop, rollout_to_pooled,
+    total_variation,
+)
 from ticketnet.nn.lens import run_with_cache, stack_blocks
-from ticketnet.nn.transformer import TinyConfig, TinyTransformer
+from ticketnet.nn.transformer import TinyTransformer
 from ticketnet.predict import predict_stream
 from ticketnet.router import Router
-from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
 
 VOCAB = 12
 MAX_LEN = 12
@@ -32,11 +35,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 
 def tiny_model(seed: int, n_classes: int = len(TEAMS)) -> TinyTransformer:
-    torch.manual_seed(seed)
-    model = TinyTransformer(TinyConfig(VOCAB, d=8, h=2, n_blocks=2, d_ff=16, max_len=MAX_LEN, n_classes=n_classes, dropout=0.0))
-    with torch.no_grad():                        # a spread of logits, not the near-uniform output of a fresh init
-        model.head.weight.mul_(8)
-    return model.eval()
+    return make_model(seed, VOCAB, d=8, h=2, d_ff=16, max_len=MAX_LEN, n_classes=n_classes, head_scale=8)
 
 
 ticket_ids = st.lists(st.integers(1, VOCAB - 1), min_size=2, max_size=MAX_LEN)   # no <pad> inside a ticket

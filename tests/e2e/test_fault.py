@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, free_port, no_exception, require_chromium,
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, free_port, no_exception, require_chromium,
                            settle, shot, streamlit_server, ticket_in_url)
 from tests.conftest import DEFAULT_TICKET
 

@@ -80,7 +80,8 @@ def test_parameter_count_is_4d2_plus_4d_whatever_h(d, h, count):
 
 
 # Property-based: any shapes, any mask pattern.
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,10 +1,10 @@
 """Walk every dashboard page in chromium against a real server and check nothing is fetched from outside it.
 
-    python tests/offline_walk.py [LOG_FOLDER]
+    python -m tests.e2e.offline_walk [LOG_FOLDER]
 
 Meant to run with the network cut, inside a network namespace that has only loopback (tests/test_offline.py):
 
-    unshare --net sh -c 'ip link set lo up && exec .venv/bin/python tests/offline_walk.py'
+    unshare --net sh -c 'ip link set lo up && exec .venv/bin/python -m tests.e2e.offline_walk'
 
 Starts `streamlit run dashboard/app.py` (tests.browser.streamlit_server; $TICKETNET_WEIGHTS and $TICKETNET_DATA are
 passed on), opens each page by its URL, and checks that it renders: its title, no exception or error panel, its
@@ -21,11 +21,9 @@ import time
 import urllib.parse
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, settle, streamlit_server  # noqa: E402
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, settle, streamlit_server  # noqa: E402
 
 # (URL path, page title, charts that must be drawn). Cost draws charts only after a measurement is asked for.
 PAGES = [

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from ticketnet import WEIGHTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "pages"
 
 

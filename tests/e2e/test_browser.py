@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, no_exception, require_chromium, settle,
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, no_exception, require_chromium, settle,
                            shot, streamlit_server, ticket_in_url)
 from tests.conftest import DEFAULT_TICKET
 

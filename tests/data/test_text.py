@@ -1,7 +1,8 @@
 """Tokenizer and vocabulary."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ticketnet.data.text import PAD, UNK, Vocab, _visible, token_spans, tokenize
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.browser import require_chromium
 from ticketnet._runtime.timing import side_by_side
 from ticketnet.bench.cases import forward_flops, removal_vs_captum, shared_replacement_flops, ticket_of_length
+from ticketnet.data.text import tokenize
 from ticketnet.interpret.counterfactual import SHARED_MIN_N
 from ticketnet.nn.transformer import TinyConfig
-from ticketnet.data.text import tokenize
-from tests.browser import require_chromium
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 CFG = TinyConfig(vocab_size=100)                         # d = 64, d_ff = 128, 2 blocks: the shipped shape
 

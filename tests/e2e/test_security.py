@@ -24,7 +24,7 @@ import urllib.request
 
 import pytest
 
-from tests.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, free_port, no_exception, require_chromium, settle,
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, free_port, no_exception, require_chromium, settle,
                            streamlit_server)
 
 pytestmark = pytest.mark.browser

@@ -1,8 +1,8 @@
 """With the network cut, the dashboard still works: every page renders, charts and fonts included, and the browser
 asks nothing of any host but the server.
 
-Runs tests/offline_walk.py (a real server and chromium) inside a new network namespace that has only loopback:
-`unshare --net sh -c 'ip link set lo up && exec python tests/offline_walk.py'`. Needs chromium and permission to
+Runs tests.e2e.offline_walk (a real server and chromium) inside a new network namespace that has only loopback:
+`unshare --net sh -c 'ip link set lo up && exec python -m tests.e2e.offline_walk'`. Needs chromium and permission to
 create a network namespace (root, or unprivileged user namespaces); without them the test is skipped, except under
 CI (environment variable CI set), where that is a failure.
 """
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from tests.browser import ROOT, require_chromium
+from tests.e2e.browser import ROOT, require_chromium
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -47,7 +47,7 @@ def test_every_page_renders_with_the_network_cut(small_data, tmp_path):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
     # small_data points TICKETNET_DATA at 40-ticket splits (and TICKETNET_WEIGHTS at the router); the walk inherits it.
-    proc = subprocess.run(["unshare", "--net", "sh", "-c", NO_NETWORK, sys.executable, "tests/offline_walk.py",
+    proc = subprocess.run(["unshare", "--net", "sh", "-c", NO_NETWORK, sys.executable, "-m", "tests.e2e.offline_walk",
                            str(tmp_path)], cwd=ROOT, env=os.environ.copy(), capture_output=True, text=True,
                           timeout=240)
     report = f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-3000:]}"

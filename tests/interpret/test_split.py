@@ -1,0 +1,31 @@
+"""interpret_split over many tickets equals the single-ticket view, and refuses bad targets."""
+
+import pytest
+
+from tests.conftest import make_router
+from ticketnet.interpret import interpret_split, interpret_ticket
+
+
+def test_interpret_split_matches_the_single_ticket_view():
+    router = make_router()
+    rows = [{"ticket_id": "a", "text": "w3 w5 w7 w9 w11 w13 w2", "team": "payments"},
+            {"ticket_id": "b", "text": "w4", "team": "delivery"},
+            {"ticket_id": "c", "text": "w8 w8 w10 w12 w14", "team": "returns"}]
+    seen = []
+    df = interpret_split(router, rows, progress=lambda done, total: seen.append((done, total)), group_size=2)
+    assert seen == [(2, 3), (3, 3)]
+    assert df.ticket_id.tolist() == ["a", "b", "c"] and df.n.tolist() == [7, 1, 5]
+    assert {"tau rollout", "tau mean attention b2", "tau b2 h4", "tau random", "comprehensiveness rollout",
+            "sufficiency removal", "sufficiency random", "disagreement"} <= set(df.columns)
+    assert df.loc[1, ["tau rollout", "disagreement"]].isna().all()
+    ti = interpret_ticket(router, rows[0]["text"])
+    agreement = ti.agreement.set_index("signal")
+    assert df.loc[0, "tau rollout"] == pytest.approx(agreement.loc["rollout", "kendall_tau"], abs=1e-6)
+    assert df.loc[0, "disagreement"] == pytest.approx((1 - df.loc[0, "tau rollout"]) / 2)
+    comp = ti.aopc.set_index("signal").loc["rollout", "comprehensiveness"]
+    assert df.loc[0, "comprehensiveness rollout"] == pytest.approx(comp, abs=1e-6)
+
+
+def test_interpret_split_refuses_bad_targets():
+    with pytest.raises(ValueError):
+        interpret_split(make_router(), [{"ticket_id": "a", "text": "w3 w4"}], target="label")

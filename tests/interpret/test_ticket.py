@@ -1,0 +1,61 @@
+"""interpret_ticket puts every method together, on tickets of every length from one token up."""
+
+import pytest
+import torch
+
+from tests.conftest import make_router
+from ticketnet.interpret import (
+    Counterfactuals, disagreements, interpret_split, interpret_ticket, kendall_taus, random_tau_baseline,
+    top_k_overlap,
+)
+
+
+def test_interpret_ticket_puts_everything_together():
+    router = make_router()
+    ti = interpret_ticket(router, "w3 w5 w7 w9 w11 w13 unknownword w2", evidence="w7 w9")
+    assert isinstance(ti.counterfactuals, Counterfactuals) and ti.note == ""
+    assert ti.tokens[6] == "unknownword" and ti.ids[6] == 1
+    assert {"removal", "unk replacement", "rollout", "mean attention b1", "mean attention b2", "b1 h1", "b2 h4",
+            "integrated gradients"} <= set(ti.signals)
+    assert all(s.shape == (8,) for s in ti.signals.values())
+    assert ti.patterns.shape == (2, 4, 8, 8) and ti.max_difference < 1e-5
+    assert ti.probs.sum().item() == pytest.approx(1.0, abs=1e-6) and ti.target == ti.predicted
+    assert list(ti.agreement.columns) == ["signal", "kendall_tau", "spearman", "top3_overlap"]
+    assert "removal" not in set(ti.agreement.signal)
+    assert {"position", "token", "removal", "removal TV", "unk TV", "evidence"} <= set(ti.per_token.columns)
+    assert ti.per_token.evidence.tolist() == [False, False, True, True, False, False, False, False]
+    assert set(ti.aopc.signal) == set(ti.signals) | {"random"}
+    assert ti.evidence is not None and len(ti.evidence) == len(ti.signals)
+
+
+def test_interpret_ticket_with_one_token_explains_instead_of_failing():
+    ti = interpret_ticket(make_router(), "w4")
+    assert ti.counterfactuals is None and "one-token" in ti.note
+    assert len(ti.agreement) == 0 and len(ti.eraser) == 0 and "removal" not in ti.signals
+    assert ti.signals["rollout"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_every_method_on_tiny_tickets(n):
+    router = make_router()
+    text = " ".join(f"w{i}" for i in range(n))
+    res = interpret_ticket(router, text, evidence="w0", n_draws=20)
+    assert res.n == n
+    assert (res.counterfactuals is None) == (n == 1)
+    if n >= 2:
+        assert res.counterfactuals.removed.shape == (n, 5)
+    assert len(res.per_token) == n and (len(res.agreement) == 0) == (n == 1)
+    if n >= 2:
+        finite = res.agreement["kendall_tau"].dropna()
+        assert ((finite >= -1) & (finite <= 1)).all()
+    ids = router.encode(text).ids
+    effect = torch.arange(n, dtype=torch.float64)
+    assert kendall_taus(effect[None], effect).shape == (1,)
+    assert random_tau_baseline(effect, n_draws=5).shape == (5,)
+    assert 0 <= top_k_overlap(effect, effect, 3) <= 1
+    assert disagreements(effect, effect, [f"w{i}" for i in range(n)], k=3)
+    frame = interpret_split(router, [{"ticket_id": f"X{n}", "text": text, "team": "payments"}])
+    assert frame["n"].tolist() == [n]
+    if n >= 2:
+        assert frame["tau rollout"].between(-1, 1).all()
+    assert len(ids) == n

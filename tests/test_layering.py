@@ -1,0 +1,117 @@
+"""The package's floor plan, checked from the source: no import cycles, each layer reads only the layers below it,
+and the library never imports the dashboard, the benchmarks, streamlit or playwright."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "ticketnet"
+
+# Which subpackages (or top-level modules) of ticketnet each part may import; anything not listed is refused.
+# Read bottom-up: _runtime and paths know nothing of tickets; data knows the files; nn the model; interpret and
+# lesson sit on the model; bench and the command line may use everything.
+MAY_IMPORT: dict[str, set[str]] = {
+    "_runtime": set(),
+    "paths": set(),
+    "data": {"_runtime", "paths", "data"},
+    "nn": {"_runtime", "paths", "data", "nn", "router"},
+    "router": {"paths", "data", "nn"},
+    "metrics": set(),
+    "predict": {"data", "router"},
+    "train": {"_runtime", "paths", "data", "nn", "metrics", "router"},
+    "interpret": {"_runtime", "data", "nn", "router", "interpret"},
+    "lesson": {"_runtime", "paths", "nn", "lesson"},
+    "bench": {"_runtime", "paths", "data", "nn", "router", "interpret", "lesson", "predict", "bench"},
+    "__main__": {"_runtime", "paths", "data", "router", "predict", "train", "bench"},
+    "__init__": {"paths", "data", "nn", "router", "interpret"},
+}
+TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """Every module `path` imports, at the top or inside a function; `from pkg import mod` counts as pkg.mod."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                out.add(full if full in known else node.module)
+    return out
+
+
+def part(module: str) -> str:
+    """The layer a ticketnet module belongs to: its subpackage, or the top-level module's own name."""
+    rest = module.split(".")[1:] or ["__init__"]
+    return rest[0]
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {m: imports(p, set(mods)) for m, p in mods.items()}
+
+
+def test_the_library_never_imports_tooling(graph):
+    for module, deps in graph.items():
+        if part(module) in ("bench", "__main__"):                       # the benchmarks, and the CLI that runs them
+            continue
+        bad = sorted(d for d in deps if d.split(".")[0] in ("streamlit", "playwright", "dashboard")
+                     or d.startswith("ticketnet.bench"))
+        assert not bad, f"{module} imports {bad}: the library stays free of {', '.join(TOOLING)}"
+
+
+def test_each_layer_reads_only_the_layers_below(graph):
+    for module, deps in graph.items():
+        allowed = MAY_IMPORT[part(module)]
+        for dep in (d for d in deps if d == "ticketnet" or d.startswith("ticketnet.")):
+            if dep == "ticketnet":
+                pytest.fail(f"{module} imports the ticketnet package itself; import the module it needs")
+            assert part(dep) in allowed | {part(module)}, f"{module} may not import {dep}"
+
+
+def test_no_import_cycles(graph):
+    inside = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+    # A package's __init__ re-exports its modules: that edge is the package's API, not a dependency of theirs.
+    inside = {m: {d for d in deps if not m.startswith(d + ".")} for m, deps in inside.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(inside[m]):
+            if state.get(d) == 1:
+                cycle = stack[stack.index(d):] + [d]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(inside):
+        if m not in state:
+            visit(m)
+
+
+def test_the_checker_sees_a_cycle_and_a_forbidden_import(tmp_path):
+    # The checks above must be able to fail: a module that imports streamlit, seen through the same parser.
+    fake = tmp_path / "fake.py"
+    fake.write_text("def f():\n    import streamlit as st\n    from ticketnet.bench import cases\n")
+    assert {"streamlit", "ticketnet.bench.cases"} <= imports(fake, {"ticketnet.bench.cases"})
