@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, loading, state
+from dashboard import charts, loading, narrative, state
 from dashboard.loading import md_escape
 
 try:
@@ -147,7 +147,9 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         verdict = ""
         if pick.team:
             verdict = " ✓ correct" if teams[k] == pick.team else f" ✗ misrouted (true: {pick.team})"
-        st.metric("prediction", f"{teams[k]}", delta=f"confidence {p[k]:.2f}{verdict}", delta_color="off")
+        # No arrow: the delta is a description (confidence, verdict), not a change up or down.
+        st.metric("prediction", f"{teams[k]}", delta=f"confidence {p[k]:.2f}{verdict}", delta_color="off",
+                  delta_arrow="off")
         chart(probability_chart, p, list(teams), pick.team, width="stretch")
 
 
@@ -159,7 +161,8 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
         color=alt.condition("datum['true team']", alt.value("#2e7d32"), alt.value("#4c78a8")),
         tooltip=["team:N", alt.Tooltip("probability:Q", format=".3f"), "true team:N"],
-    ).properties(height=alt.Step(20), title=alt.Title("team probabilities (green: true team)", fontSize=11,
+    ).properties(height=alt.Step(20), title=alt.Title("team probabilities" + (" (green: true team)" if true_team
+                                                                            else ""), fontSize=11,
                                                       fontWeight="normal", anchor="start"))
 
 
@@ -172,7 +175,7 @@ def parity_badge(max_difference: float, differences: dict[str, float] | None = N
              help="Largest absolute difference, on this ticket, between the from-scratch MultiHead and PyTorch's own "
                   "layers fed the same inputs: attention weights, attention outputs and block outputs of both "
                   "blocks, and the logits." + ("" if differences is None else " Per part: " + ", ".join(
-                      f"{k} {v:.1e}" for k, v in differences.items())))
+                      f"{narrative.part_name(k)} {v:.1e}" for k, v in differences.items())))
 
 
 def token_choice_labels(tokens: Sequence[str]) -> list[str]:
