@@ -80,3 +80,57 @@ def test_interpretation_says_when_deletion_measures_positions(app_env):
     _ok(at)
     notice = re.sub(r"\\(.)", r"\1", next(w.value for w in at.warning if "Position effect" in w.value))
     assert "p(product)" in notice and "unk replacement" in notice
+
+
+# -- 10. filters survive a page change ---------------------------------------------------------------------------------
+def _triage(at):
+    at.toggle(key="misrouted").set_value(True)
+    at.slider(key="confidence_range").set_value((0.0, 0.6))
+    at.selectbox(key="sort_by").set_value("confidence, lowest first")
+    return at.run()
+
+
+def test_filters_sort_and_split_survive_a_visit_to_another_page(app_env):
+    at = app_test().run()
+    at.segmented_control(key="split").set_value("test").run()
+    _triage(at)
+    _ok(at)
+    triage = _table(at)
+    assert 0 < len(triage) < 100 and (~triage["correct"]).all() and (triage["confidence"] <= 0.6).all()
+    assert list(triage["confidence"]) == sorted(triage["confidence"])
+    assert at.query_params["misrouted"] == "1" and at.query_params["conf"] == "0-0.6"
+    assert at.query_params["split"] == "test"
+
+    at.switch_page(HEADS).run()
+    _ok(at)
+    at.switch_page(TICKETS).run()
+    _ok(at)
+    assert at.toggle(key="misrouted").value is True
+    assert tuple(at.slider(key="confidence_range").value) == (0.0, 0.6)
+    assert at.segmented_control(key="split").value == "test"
+    assert at.selectbox(key="sort_by").value == "confidence, lowest first"
+    assert list(_table(at)["ticket_id"]) == list(triage["ticket_id"])
+    assert at.query_params["misrouted"] == "1" and at.query_params["ticket"] == DEFAULT_TICKET
+
+
+def test_a_link_with_filters_opens_the_triage_list(app_env):
+    at = app_test(misrouted="1", conf="0-0.6", true="payments").run()
+    _ok(at)
+    table = _table(at)
+    assert len(table) and (~table["correct"]).all() and (table["confidence"] <= 0.6).all()
+    assert (table["team"] == "payments").all()
+    assert at.selectbox(key="true_filter").value == "payments"
+
+
+def test_filter_query_round_trip():
+    from dashboard import filters
+
+    values = {**filters.DEFAULTS, "split": "test", "misrouted": True, "confidence_range": (0.0, 0.6),
+              "pattern_filter": ["negated", "two_topics"], "ticket_search": "refund", "sort_by": filters.SORTS[1]}
+    query = filters.to_query(values)
+    assert query == {"split": "test", "pattern": "negated,two_topics", "misrouted": "1", "conf": "0-0.6",
+                     "q": "refund", "sort": "1"}
+    assert filters.from_query(query, ("valid", "test", "train"), ("payments",)) == values
+    assert filters.to_query(filters.DEFAULTS) == {}
+    odd = filters.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99"}, ("valid",), ("payments",))
+    assert odd == filters.DEFAULTS
