@@ -90,6 +90,22 @@ def sidebar() -> None:
                      icon=":material/table_rows:")
 
 
+def explain_links(pick: state.Pick, row: dict | None = None) -> None:
+    """Right beside the Tickets table: the picked ticket in one line and links to its Heads and Interpretation
+    pages, so a click on a row changes something where the reader is looking (the card is far up the page)."""
+    root = loading_root() / "pages"
+    name = pick.label
+    c1, c2, c3 = st.columns([3, 1.2, 1.5], vertical_alignment="center")
+    if row is not None:
+        verdict = "correct" if row["correct"] else "misrouted"
+        c1.markdown(f"Picked **{md_escape(name)}** · true {md_escape(row['team'])} → predicted "
+                    f"{md_escape(row['predicted'])} ({narrative.fmt(row['confidence'])}, {verdict})")
+    else:
+        c1.markdown(f"Picked **{md_escape(name)}**" + ("" if pick.custom else f" ({md_escape(pick.split)} split)"))
+    c2.page_link(str(root / "heads.py"), label=f"Heads of {name}", icon=":material/grid_on:")
+    c3.page_link(str(root / "interpretation.py"), label=f"Interpretation of {name}", icon=":material/troubleshoot:")
+
+
 def loading_root():
     from pathlib import Path
 

@@ -162,6 +162,9 @@ picked_pos = [shown_ids.index(pick.ticket_id)] if pick.ticket_id in shown_ids el
 st.session_state[TABLE_KEY] = {"selection": {"rows": picked_pos, "columns": []}}
 st.session_state[_APPLIED] = picked_pos
 
+picked_row = view.iloc[picked_pos[0]].to_dict() if picked_pos else None
+ui.explain_links(pick, picked_row)
+
 config = {
     "ticket_id": st.column_config.TextColumn("ticket", width="small", pinned=True),
     "text": st.column_config.TextColumn("text", width="large"),

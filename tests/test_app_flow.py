@@ -134,3 +134,30 @@ def test_filter_query_round_trip():
     assert filters.to_query(filters.DEFAULTS) == {}
     odd = filters.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99"}, ("valid",), ("payments",))
     assert odd == filters.DEFAULTS
+
+
+# -- 11. from a row to its explanation ---------------------------------------------------------------------------------
+def _in_order(node):
+    """Every element of the page in drawing order."""
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for key in sorted(children):
+        yield from _in_order(children[key])
+
+
+def test_picking_a_row_puts_links_to_its_heads_and_interpretation_beside_the_table(app_env):
+    at = app_test().run()
+    chosen = _table(at).iloc[4]
+    at.session_state["ticket_table"] = {"selection": {"rows": [4], "columns": []}}   # what a click sends
+    at.run()
+    _ok(at)
+    order = list(_in_order(at.main))
+    table_at = next(i for i, e in enumerate(order) if e.type == "dataframe" and "ticket_id" in e.value.columns)
+    links = [(i, e.proto) for i, e in enumerate(order) if e.type == "page_link"]
+    near = {p.page.rsplit("/", 1)[-1]: p.label for i, p in links if table_at - 6 <= i < table_at}
+    assert near.get("heads") == f"Heads of {chosen['ticket_id']}", near
+    assert near.get("interpretation") == f"Interpretation of {chosen['ticket_id']}", near
+    line = next(str(e.value) for e in order[table_at - 6:table_at] if e.type == "markdown" and "Picked" in str(e.value))
+    assert chosen["ticket_id"].replace("-", "\\-") in line and chosen["predicted"] in line
