@@ -223,14 +223,49 @@ def csv_download(df: pd.DataFrame, label: str, file_name: str, key: str) -> None
                        icon=":material/download:", key=key, on_click="ignore")
 
 
+def split_status(split: str, kind: str, what: str) -> None:
+    """Which split the results below are about, which others are computed, and that each is computed on its own."""
+    done = loading.computed_splits(kind)
+    others = [s for s in loading.SPLITS if s != split]
+    here = "computed" if split in done else "not computed yet"
+    ready = [s for s in others if s in done]
+    waiting = [s for s in others if s not in done]
+    text = f"{what} of the **{split}** split: {here}."
+    if ready:
+        text += f" Also computed: {', '.join(ready)}."
+    if waiting:
+        text += (f" Each split is computed on its own: pick {' or '.join(waiting)} above to compute "
+                 f"{'it' if len(waiting) == 1 else 'them'} too.")
+    text += " Results are kept on disk and come back after a restart."
+    st.caption(text)
+
+
+def head_importance_button(split: str, n_tickets: int, key: str) -> None:
+    """The button that masks each head over a split, with a progress bar per chunk of tickets."""
+    # Measured: about 13 s for the 1,500 valid tickets on two cores.
+    estimate = max(1, round(n_tickets / 115))
+    if not st.button("Compute head importance", icon=":material/calculate:", key=key,
+                     help=f"Each of the 8 heads switched off in turn over the {n_tickets} tickets of the {split} "
+                          f"split: about {estimate} s on two cores. Computed once, kept on disk."):
+        return
+    bar = st.progress(0.0, text="Masking each head in turn…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"Masking each head in turn: {done} of {total} tickets")
+
+    loading.compute_head_importance(split, progress)
+    bar.empty()
+    st.rerun()
+
+
 def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
     """The button that interprets a whole split once (progress bar, then a rerun that shows the results)."""
     # Measured: the 1,500-ticket valid split takes about 15 s on two idle cores (`python -m ticketnet bench`).
     estimate = max(1, round(n_tickets / 100))
     if not st.button("Compute interpretation for this split", icon=":material/calculate:", key=key,
                      help=f"For every ticket: Kendall τ of each attention signal against the deletion effect, and "
-                          f"ERASER scores. About {estimate} s for {n_tickets} tickets on two cores; computed once, "
-                          "then kept while the dashboard runs and shared by the Tickets and Interpretation pages."):
+                          f"ERASER scores. About {estimate} s for the {n_tickets} tickets of the {split} split on two "
+                          "cores; computed once, kept on disk and shared by the Tickets and Interpretation pages."):
         return
     bar = st.progress(0.0, text="Interpreting the split…")
 

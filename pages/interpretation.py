@@ -174,14 +174,12 @@ s1, s2 = st.columns(2, gap="large")
 
 with s1:
     st.subheader("Head importance")
+    ui.split_status(split, "heads", "Head importance")
     importance = loading.head_importance(split)
     if importance is None:
         st.caption(f"Switch off one head at a time over the {n_split} tickets and measure what routing loses "
                    "(Michel et al. 2019).")
-        if st.button("Compute head importance", icon=":material/calculate:", key="btn_heads"):
-            with st.spinner("Masking each head in turn…"):
-                loading.compute_head_importance(split)
-            st.rerun()
+        ui.head_importance_button(split, n_split, key="btn_heads")
     else:
         ui.chart(charts.head_importance_chart, importance)
         hb1, hb2 = st.columns(2)
@@ -194,6 +192,7 @@ with s1:
 
 with s2:
     st.subheader("Attention against effect, ticket by ticket")
+    ui.split_status(split, "interpret", "Interpretation")
     interp = loading.split_interpretation(split)
     if interp is None:
         st.caption(f"For each of the {n_split} tickets: Kendall τ of every attention signal against the deletion "

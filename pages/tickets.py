@@ -193,10 +193,11 @@ with d1:
     ui.csv_download(view, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 
 with d3:
+    ui.split_status(split, "interpret", "Split interpretation")
     if interp is None:
         ui.split_interpretation_button(split, len(table), key="btn_split_tickets")
     else:
-        st.caption("Split interpretation computed: sort by *attention disagrees with effect*. The Interpretation "
+        st.caption("Sort by *attention disagrees with effect* (the Sort by control above). The Interpretation "
                    "page shows the split-wide results.")
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_interp")

@@ -161,3 +161,100 @@ def test_picking_a_row_puts_links_to_its_heads_and_interpretation_beside_the_tab
     assert near.get("interpretation") == f"Interpretation of {chosen['ticket_id']}", near
     line = next(str(e.value) for e in order[table_at - 6:table_at] if e.type == "markdown" and "Picked" in str(e.value))
     assert chosen["ticket_id"].replace("-", "\\-") in line and chosen["predicted"] in line
+
+
+# -- 12. long-running buttons, results on disk, which split, long typed tickets in links --------------------------------
+def test_head_importance_reports_progress_and_split_results_come_back_after_a_restart(small_data, private_cache,
+                                                                                   monkeypatch):
+    from dashboard import loading
+
+    calls = []
+    real = loading._head_importance
+    monkeypatch.setattr(loading, "HEAD_CHUNK", 16)
+    monkeypatch.setattr(loading, "_head_importance",
+                        lambda split, progress=None: real(split, lambda d, t: (calls.append((d, t)), progress(d, t))))
+    loading._split_store.clear()
+    at = app_test().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    status = _markdown(at)
+    assert "Head importance of the valid split: not computed yet" in status.replace("*", "")
+    assert "Each split is computed on its own: pick test or train above" in status
+    next(b for b in at.button if b.label == "Compute head importance").click().run()
+    _ok(at)
+    assert calls == [(16, 40), (32, 40), (40, 40)], "a progress step per chunk of tickets"
+    next(b for b in at.button if b.label == "Compute interpretation for this split").click().run()
+    _ok(at)
+    assert "Head importance of the valid split: computed" in _markdown(at).replace("*", "")
+    stored = sorted(p.name.split("-w")[0] for p in (private_cache / "splits").glob("*.parquet"))
+    assert stored == ["heads-valid", "interpret-valid"]
+
+    loading._split_store.clear()                           # what a server restart forgets
+    again = app_test().run()
+    _ok(again)
+    assert "disagreement" in _table(again).columns, "the split interpretation came back from disk"
+    again.switch_page(INTERPRETATION).run()
+    _ok(again)
+    assert any("Masking **block" in str(m.value) for m in again.markdown)
+    assert not any(b.label in ("Compute head importance", "Compute interpretation for this split")
+                   for b in again.button)
+    again.segmented_control(key="interp_split").set_value("test").run()
+    _ok(again)
+    md = _markdown(again).replace("*", "")
+    assert "Head importance of the test split: not computed yet. Also computed: valid." in md
+
+
+def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data, private_cache):
+    import pandas as pd
+
+    from dashboard import store
+
+    df = pd.DataFrame({"ticket_id": ["T-1", "T-2"], "tau rollout": [0.5, float("nan")], "n": [3, 4]})
+    h1 = store.files_hash([small_data / "valid.csv"])
+    path = store.table_path("interpret", "valid", "w" * 16, h1)
+    assert store.save_table(path, df) and path.parent == private_cache / "splits"
+    pd.testing.assert_frame_equal(store.load_table(path), df)
+    assert not list(path.parent.glob(".*.tmp")), "written atomically, nothing left behind"
+    (small_data / "valid.csv").write_text((small_data / "valid.csv").read_text() + "\n", encoding="utf-8")
+    assert store.files_hash([small_data / "valid.csv"]) != h1, "other data, another key"
+    path.write_bytes(path.read_bytes()[:20])
+    assert store.load_table(path) is None, "a truncated file counts as absent"
+
+
+def test_typed_text_packing_round_trip():
+    from dashboard import store
+
+    for text in ["", "a", "My card was charged twice 🎉 <b>x</b> ünïcode\n\x00" * 40, "é" * 5000]:
+        packed = store.pack_text(text)
+        assert re.fullmatch(r"[A-Za-z0-9_-]*", packed) and store.unpack_text(packed) == text
+    for bad in ["!!!", "abc", store.pack_text("x")[:-3], store.pack_text("x" * (store.TYPED_MAX_CHARS * 5))]:
+        assert store.unpack_text(bad) is None
+    assert store.load_typed("../../etc/passwd") is None and store.load_typed("0" * 32) is None
+
+
+def test_a_long_typed_ticket_can_be_shared_by_link(app_env):
+    import random
+
+    from tests.test_app_pages import _type
+
+    rng = random.Random(0)
+    medium = "My parcel never arrived and the courier says it was delivered to a neighbour. " * 12     # ~950 chars
+    at = app_test().run()
+    _type(at, medium)
+    _ok(at)
+    assert "text" not in at.query_params and at.query_params["ztext"]
+    link = dict(at.query_params)
+    fresh = app_test(**link).run()                           # another browser opening the link
+    _ok(fresh)
+    assert fresh.session_state["custom_text"] == medium and fresh.session_state["picked_ticket"] == "custom"
+
+    # Too long even packed (random letters do not compress): stored on the server under its hash.
+    huge = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(2_500))
+    _type(at, huge)
+    assert not at.exception
+    assert "ztext" not in at.query_params and re.fullmatch(r"[0-9a-f]{32}", at.query_params["typed"])
+    fresh = app_test(**dict(at.query_params)).run()
+    assert not fresh.exception
+    assert fresh.session_state["custom_text"] == huge
+    broken = app_test(ticket="custom", ztext="AAAA").run()
+    assert any("could not be read back" in w.value for w in broken.warning)
