@@ -95,7 +95,8 @@ def explain_links(pick: state.Pick, row: dict | None = None) -> None:
     pages, so a click on a row changes something where the reader is looking (the card is far up the page)."""
     root = loading_root() / "pages"
     name = pick.label
-    c1, c2, c3 = st.columns([3, 1.2, 1.5], vertical_alignment="center")
+    # The links first: the table's hover toolbar covers the right end of the line above it.
+    c2, c3, c1 = st.columns([1.2, 1.5, 3], vertical_alignment="center")
     if row is not None:
         verdict = "correct" if row["correct"] else "misrouted"
         c1.markdown(f"Picked **{md_escape(name)}** · true {md_escape(row['team'])} → predicted "

@@ -109,9 +109,9 @@ if has_effect:
     with a2:
         found = narrative.disagreements(ti.signals[focus], ti.signals["removal"], ti.tokens, k=3)
         st.caption(md_escape(
-            f"High effect: deleting the token moves p({team}) by at least {narrative.fmt(found.high_effect)} (half of "
-            f"this ticket's largest change, {narrative.fmt(found.largest_effect)}, and never under "
-            f"{narrative.fmt(narrative.SMALL_EFFECT)}); low effect: under {narrative.fmt(found.low_effect)}. "
+            f"High effect: deleting the token moves p({team}) by at least {narrative.fmt(found.high_effect)}, the "
+            f"larger of {narrative.fmt(narrative.SMALL_EFFECT)} and half this ticket's largest change "
+            f"({narrative.fmt(found.largest_effect)}); low effect: under {narrative.fmt(found.low_effect)}. "
             f"High {focus}: the top third of this ticket's tokens; low: the bottom half."))
         for rows_found, heading, empty in (
                 (found.high_signal_low_effect, f"High {focus}, low effect",
