@@ -7,13 +7,15 @@
 # Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
 # head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
 # head masking). The picked ticket follows you to every page and lives in the URL: ``?ticket=T-65052``;
-# a typed ticket is ``?ticket=custom`` (short texts also carry ``&text=...``).
+# a typed ticket is ``?ticket=custom`` with its text in ``&text=`` (short), ``&ztext=`` (packed) or ``&typed=``
+# (stored on the server). The Tickets page's filters ride along where they differ from the defaults (``&misrouted=1``).
 #
 # Environment variables:
 #
 #     TICKETNET_WEIGHTS   path of the router.pt to load (vocab.json and router.json must sit beside it);
 #                         default: the shipped weights/router.pt
 #     TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
+#     TICKETNET_CACHE     folder for split-wide results and long typed tickets; default: ~/.cache/ticketnet
 #
 # Both `dashboard` and `ticketnet` are installed (editable) in the virtual environment by `make run`.
 #

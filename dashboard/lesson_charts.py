@@ -129,7 +129,7 @@ def weight_bars(df: pd.DataFrame) -> alt.FacetChart:
 
 
 def variance_frame(table: Sequence) -> pd.DataFrame:
-    """Var(q·k) unscaled and scaled for each d_k (rows of ticketnet.lesson.scaling_table)."""
+    """Var(q·k) unscaled and scaled for each d_k (rows of ticketnet.lesson.explorers.scaling_table)."""
     rows = []
     for r in table:
         rows.append({"d_k": r.d_k, "series": "Var(q·k), unscaled", "variance": r.var_unscaled})

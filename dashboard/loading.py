@@ -20,6 +20,7 @@ from ticketnet import DataError, Router, WeightsError, inspect_ticket, load_spli
 from ticketnet._runtime.allocator import keep_freed_memory
 from ticketnet.data.tickets import HARD_PATTERNS
 
+from dashboard import store
 SPLITS: tuple[str, ...] = ("valid", "test", "train")
 
 # One server, many sessions: every session's script run is its own thread, and each would start its own pool of
@@ -231,7 +232,9 @@ def interpretation(text: str, target: int | None = None, evidence: str = ""):
     return _interpretation(text, target, evidence or "", weights_stamp())
 
 
-# -- a whole split: computed on request, kept for the life of the server ------------------------------------
+# -- a whole split: computed on request, kept in memory and on disk (dashboard/store.py) ------------------------------
+# A server restart used to lose every split result. Each table is now also written to the cache folder, keyed by the
+# SHA-256 of the weights and of the split's CSV, and read back by the first session that asks for it.
 @dataclass
 class _Store:
     lock: threading.Lock
@@ -243,30 +246,65 @@ def _split_store() -> _Store:
     return _Store(threading.Lock(), {})
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _hash_files(paths: tuple[str, ...], key: tuple) -> str:
+    return store.files_hash(Path(p) for p in paths)
+
+
+def _disk_path(split: str, kind: str) -> Path:
+    w = weights_path()
+    weights_hash = _hash_files((str(w), str(w.parent / "vocab.json"), str(w.parent / "router.json")), weights_stamp())
+    data_hash = _hash_files((str(split_path(split)),), stamp(split_path(split)))
+    return store.table_path(kind, split, weights_hash, data_hash)
+
+
 def _split_key(split: str, kind: str) -> tuple:
     return (kind, split, stamp(split_path(split)), weights_stamp())
 
 
+def _stored(split: str, kind: str) -> pd.DataFrame | None:
+    """The split's table of `kind` from memory, else from disk (then kept in memory), else None."""
+    tables, key = _split_store().tables, _split_key(split, kind)
+    if key not in tables:
+        found = store.load_table(_disk_path(split, kind))
+        if found is None:
+            return None
+        tables[key] = found
+    return tables[key]
+
+
+def _keep(split: str, kind: str, table: pd.DataFrame) -> pd.DataFrame:
+    _split_store().tables[_split_key(split, kind)] = table
+    store.save_table(_disk_path(split, kind), table)     # best effort: an unwritable cache only costs a recompute
+    return table
+
+
+def computed_splits(kind: str) -> list[str]:
+    """The splits whose table of `kind` ("interpret" or "heads") exists, in memory or on disk."""
+    return [s for s in SPLITS if split_path(s).is_file() and _stored(s, kind) is not None]
+
+
 def split_interpretation(split: str) -> pd.DataFrame | None:
-    """The split's interpretation table if it was computed already (by anyone), else None."""
-    return _split_store().tables.get(_split_key(split, "interpret"))
+    """The split's interpretation table if it was computed already (by anyone, before a restart too), else None."""
+    return _stored(split, "interpret")
 
 
 def compute_split_interpretation(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """ticketnet.interpret.interpret_split over the split (target: predicted team), stored for reuse."""
     from ticketnet.interpret import interpret_split
 
-    store, key = _split_store(), _split_key(split, "interpret")
-    with store.lock:
-        if key in store.tables:
-            return store.tables[key]
+    with _split_store().lock:
+        done = _stored(split, "interpret")
+        if done is not None:
+            return done
         rows = split_rows(split)
-        table = interpret_split(router(), rows.to_dict("records"), progress=progress)
-        store.tables[key] = table
-        return table
+        return _keep(split, "interpret", interpret_split(router(), rows.to_dict("records"), progress=progress))
 
 
-def _head_importance(split: str) -> pd.DataFrame:
+HEAD_CHUNK = 128          # tickets per head-masking pass: small enough for a progress bar that moves (12 steps on valid)
+
+
+def _head_importance(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     from ticketnet.interpret import head_importance
     from ticketnet.nn.transformer import pad_batch
 
@@ -278,12 +316,15 @@ def _head_importance(split: str) -> pd.DataFrame:
     labels = torch.tensor([teams.index(t) for t in rows["team"]])
     parts = []
     # Tickets sorted by length in chunks, so padding stays small; the chunks' means are averaged by size.
-    for s in range(0, len(order), 256):
-        idx = order[s : s + 256]
+    # `ticketnet.interpret.head_importance` has no progress callback, so progress is reported here, per chunk.
+    for s in range(0, len(order), HEAD_CHUNK):
+        idx = order[s : s + HEAD_CHUNK]
         ids, is_pad = pad_batch([encoded[i].ids for i in idx])
         part = head_importance(r.model, ids, is_pad, labels[idx])
         part["_n"] = len(idx)
         parts.append(part)
+        if progress is not None:
+            progress(s + len(idx), len(order))
     df = pd.concat(parts)
     for c in ("accuracy", "accuracy_drop", "prob_drop"):
         df[c] = df[c] * df["_n"] / len(order)
@@ -292,14 +333,15 @@ def _head_importance(split: str) -> pd.DataFrame:
 
 def head_importance(split: str) -> pd.DataFrame | None:
     """block, head, accuracy (head masked), accuracy_drop, prob_drop (mean drop in p(true team)) on the split,
-    if computed already, else None."""
-    return _split_store().tables.get(_split_key(split, "heads"))
+    if computed already (before a restart too), else None."""
+    return _stored(split, "heads")
 
 
-def compute_head_importance(split: str) -> pd.DataFrame:
-    """Mask each head in turn over the split (Michel et al. 2019); stored for reuse."""
-    store, key = _split_store(), _split_key(split, "heads")
-    with store.lock:
-        if key not in store.tables:
-            store.tables[key] = _head_importance(split)
-        return store.tables[key]
+def compute_head_importance(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Mask each head in turn over the split (Michel et al. 2019); `progress(done, total)` after each chunk of
+    tickets; stored for reuse."""
+    with _split_store().lock:
+        done = _stored(split, "heads")
+        if done is not None:
+            return done
+        return _keep(split, "heads", _head_importance(split, progress))

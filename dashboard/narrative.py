@@ -6,11 +6,65 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 SMALL_EFFECT = 0.05      # a probability change below this counts as "little"
+
+
+# -- numbers and tokens in sentences ------------------------------------------------------------------------------
+def fmt(x: float, decimals: int = 2) -> str:
+    """A number with the digits it needs: `decimals` places, more for small values so that two significant digits
+    show (0.45, 0.017, 0.0031; below 1e-4 as 3.1e-06), never "0.00" for a non-zero value, never a negative zero."""
+    x = float(x)
+    if not np.isfinite(x):
+        return str(x)
+    if x == 0:
+        return f"{0:.{decimals}f}"
+    if abs(x) < 1e-4:
+        return f"{x:.1e}"                                      # 3.1e-06, not a row of zeros
+    places = max(decimals, 1 - int(np.floor(np.log10(abs(x)))))
+    text = f"{x:.{places}f}"
+    while places > decimals and text.endswith("0"):             # 0.050 → 0.05: significant digits only
+        text, places = text[:-1], places - 1
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def quote(token: str) -> str:
+    """A token in typographic quotes, so punctuation tokens read clearly: “'”, “.”, “not”."""
+    return f"\u201c{token}\u201d"
+
+
+def tidy_numbers(df: pd.DataFrame, decimals: int) -> pd.DataFrame:
+    """The table with its float columns rounded to `decimals` places and negative zeros made positive, so a cell
+    never reads "-0.000" (-0.0001 shown with three decimals)."""
+    out = df.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = out[c].round(decimals) + 0.0
+    return out
+
+
+_PART = {"attn.pattern": "attention weights", "attn.out": "attention output", "resid_post": "output"}
+
+
+def part_name(name: str) -> str:
+    """A model part as the pages name it, blocks counted from 1: "blocks.0.attn.pattern" → "block 1 attention
+    weights", "blocks.1.resid_post" → "block 2 output"; other names are returned unchanged."""
+    parts = name.split(".", 2)
+    if len(parts) == 3 and parts[0] == "blocks" and parts[1].isdigit():
+        return f"block {int(parts[1]) + 1} {_PART.get(parts[2], parts[2])}"
+    return name
+
+
+def parity_label(check: str) -> str:
+    """A parity row's name with every "blocks.N.part" in it written the pages' way (block N+1)."""
+    import re
+
+    return re.sub(r"blocks\.\d+\.[\w.]+", lambda m: part_name(m.group()), check)
 
 
 def _np(x) -> np.ndarray:
@@ -36,8 +90,8 @@ def strongest_link(patterns, query_row: int) -> tuple[int, int, int, float]:
 
 def _change(drop: float, team: str) -> str:
     if drop >= 0:
-        return f"lowers p({team}) by {drop:.2f}"
-    return f"raises p({team}) by {-drop:.2f}"
+        return f"lowers p({team}) by {fmt(drop)}"
+    return f"raises p({team}) by {fmt(-drop)}"
 
 
 def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: str, query_row: int,
@@ -55,25 +109,30 @@ def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: s
 
     # 1. The query row's strongest link, and what deleting the token it reads does.
     b, h, k, w = strongest_link(patterns, query_row)
-    q_tok, k_tok = tokens[query_row], tokens[k]
-    rank = f"(rank {_rank_desc(effect, k)} of {n} by effect)"
+    q_tok, k_tok = quote(tokens[query_row]), quote(tokens[k])
+    rank = f"rank {_rank_desc(effect, k)} of {n} by effect"
     if abs(effect[k]) < SMALL_EFFECT:
-        out.append(f"Head {h} of block {b} puts {w:.2f} of '{q_tok}''s weight on '{k_tok}', yet deleting '{k_tok}' "
-                   f"changes p({team}) by only {abs(effect[k]):.2f} {rank}.")
+        out.append(f"Head {h} of block {b} puts {fmt(w)} of the weight of {q_tok} on {k_tok}, yet deleting {k_tok} "
+                   f"barely moves p({team}): it {_change(effect[k], team)} ({rank}).")
     else:
-        out.append(f"Head {h} of block {b} puts {w:.2f} of '{q_tok}''s weight on '{k_tok}', and deleting '{k_tok}' "
-                   f"{_change(effect[k], team)} {rank}.")
+        out.append(f"Head {h} of block {b} puts {fmt(w)} of the weight of {q_tok} on {k_tok}, and deleting {k_tok} "
+                   f"{_change(effect[k], team)} ({rank}).")
 
     # 2. The token whose deletion matters most, and where the chosen signal ranks it.
     top = int(order_effect[0])
     if signal in per_token.columns:
         s = per_token[signal].to_numpy(dtype=np.float64)
-        out.append(f"Deleting '{tokens[top]}' moves the prediction most: it {_change(effect[top], team)}. "
-                   f"{signal.capitalize()} ranks '{tokens[top]}' {_rank_desc(s, top)} of {n}.")
+        if abs(effect[top]) < SMALL_EFFECT:
+            lead = (f"No single deletion moves p({team}) by {fmt(SMALL_EFFECT)} or more; the largest effect is "
+                    f"deleting {quote(tokens[top])}, which {_change(effect[top], team)}.")
+        else:
+            lead = f"Deleting {quote(tokens[top])} moves the prediction most: it {_change(effect[top], team)}."
+        out.append(f"{lead} {signal.capitalize()} ranks {quote(tokens[top])} {_rank_desc(s, top)} of {n}.")
         s_top = int(np.argmax(s))
         if s_top != top:
-            out.append(f"{signal.capitalize()} gives its largest share ({s[s_top]:.2f}) to '{tokens[s_top]}', whose "
-                       f"deletion {_change(effect[s_top], team)} (rank {_rank_desc(effect, s_top)} of {n} by effect).")
+            out.append(f"{signal.capitalize()} gives its largest share ({fmt(s[s_top])}) to {quote(tokens[s_top])}, "
+                       f"whose deletion {_change(effect[s_top], team)} (rank {_rank_desc(effect, s_top)} of {n} by "
+                       "effect).")
 
     # 3. Rank agreement against chance.
     if agreement is not None and len(agreement) and signal in set(agreement["signal"]):
@@ -84,19 +143,117 @@ def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: s
         elif r.size:
             lo, hi = np.nanpercentile(r, [5, 95])
             inside = lo <= tau <= hi
-            out.append(f"Over all {n} tokens, {signal} agrees with the deletion effect at Kendall τ = {tau:.2f}; "
-                       f"90% of random orderings land between {lo:.2f} and {hi:.2f}, so this is "
+            out.append(f"Over all {n} tokens, {signal} agrees with the deletion effect at Kendall τ = {fmt(tau)}; "
+                       f"90% of random orderings land between {fmt(lo)} and {fmt(hi)}, so this is "
                        + ("within chance: on this ticket it says little about which words mattered."
                           if inside else ("better than chance." if tau > hi else "worse than chance: it ranks "
                                           "tokens against their effect.")))
         else:
-            out.append(f"Over all {n} tokens, {signal} agrees with the deletion effect at Kendall τ = {tau:.2f}.")
+            out.append(f"Over all {n} tokens, {signal} agrees with the deletion effect at Kendall τ = {fmt(tau)}.")
 
     out.append("What these numbers do not show: deleting one token at a time misses words that matter only "
-               "together (a 'not' with the team it negates), deletion also shifts every later position, and an "
+               "together (a “not” with the team it negates), deletion also shifts every later position, and an "
                "attention weight says where a head reads, not what the block does with what it read. Agreement on "
                "one ticket is no rule for the router; the split-wide section below is the broader test.")
     return out
+
+
+# -- where attention and effect disagree, with thresholds that mean something on this ticket ----------------------
+HIGH_EFFECT_SHARE = 0.5      # "high effect": at least half of this ticket's largest change (and ≥ SMALL_EFFECT)
+LOW_EFFECT_SHARE = 0.25      # "low effect": under a quarter of it (or under SMALL_EFFECT)
+
+
+@dataclass(frozen=True)
+class Disagreements:
+    """Tokens where a signal and the deletion effect disagree, with the thresholds used (see `disagreements`)."""
+
+    high_signal_low_effect: list[tuple[int, str, float, float]]    # (position, token, signal, effect)
+    low_signal_high_effect: list[tuple[int, str, float, float]]
+    high_effect: float           # |effect| at least this is "high" (never below SMALL_EFFECT)
+    low_effect: float            # |effect| below this is "low"
+    largest_effect: float        # the ticket's largest |effect|
+
+
+def disagreements(signal, effect, tokens: Sequence[str], k: int = 3) -> Disagreements:
+    """The tokens a signal and the deletion effect (drop in p(team), any sign) disagree on, by thresholds that
+    are meaningful on this ticket.
+
+    High effect: |effect| ≥ max(SMALL_EFFECT, HIGH_EFFECT_SHARE × the ticket's largest |effect|), so a ticket whose
+    every deletion moves p(team) by less than SMALL_EFFECT has no high-effect token at all. Low effect: |effect|
+    below max(SMALL_EFFECT, LOW_EFFECT_SHARE × largest). High signal: in the top third of the ticket's tokens by the signal; low signal: the bottom half.
+    Each list holds at most k tokens: high signal / low effect by signal, low signal / high effect by |effect|,
+    largest first."""
+    s, e = _np(signal), _np(effect)
+    n = len(tokens)
+    if s.shape != (n,) or e.shape != (n,):
+        raise ValueError(f"{n} tokens, {s.shape} signal values and {e.shape} effects")
+    largest = float(np.abs(e).max()) if n else 0.0
+    high = max(SMALL_EFFECT, HIGH_EFFECT_SHARE * largest)
+    low = max(SMALL_EFFECT, LOW_EFFECT_SHARE * largest)
+    if n < 2:
+        return Disagreements([], [], high, low, largest)
+    pct = (stats.rankdata(s) - 1) / (n - 1)                    # 0 = lowest signal on the ticket, 1 = highest
+    size = np.abs(e)
+    hi_lo = [i for i in np.argsort(-s, kind="stable") if pct[i] >= 2 / 3 and size[i] < low][:k]
+    lo_hi = [i for i in np.argsort(-size, kind="stable") if pct[i] <= 1 / 2 and size[i] >= high][:k]
+    rows = lambda idx: [(int(i), tokens[i], float(s[i]), float(e[i])) for i in idx]    # noqa: E731
+    return Disagreements(rows(hi_lo), rows(lo_hi), high, low, largest)
+
+
+# -- position effects: deletion moves every later token, <unk> replacement does not --------------------------------
+POSITION_SHARE = 0.6         # the gap has the common sign on at least this share of the tokens…
+POSITION_TOKEN_GAP = 0.02    # …counting a token only when its gap is at least this large…
+POSITION_MEDIAN_GAP = 0.05   # …and the median gap over all tokens is at least this large
+
+
+@dataclass(frozen=True)
+class PositionEffect:
+    """What `position_effect` found on one ticket."""
+
+    detected: bool
+    direction: str               # "raises" or "lowers": what deleting does to p(team) compared with <unk>
+    consistent: int              # tokens whose gap has the common sign and is at least POSITION_TOKEN_GAP
+    n: int
+    median_gap: float            # median over tokens of (deletion drop − replacement drop)
+    median_deletion: float       # median drop in p(team) when one token is deleted
+    median_replacement: float    # median drop in p(team) when one token is replaced by <unk>
+
+
+def position_effect(deletion, replacement) -> PositionEffect:
+    """Does this ticket's deletion effect measure the positions more than the words?
+
+    Deleting token i also moves every later token one position up; replacing it with <unk> keeps every position.
+    The two agree when the word is what matters. Rule (documented, per ticket): gap_i = deletion_i − replacement_i
+    (both drops in p(team)); the ticket has a position effect when the median gap is at least POSITION_MEDIAN_GAP in
+    size and at least POSITION_SHARE of the tokens have a gap of that same sign and at least POSITION_TOKEN_GAP in
+    size. Then the deletion column mostly measures the shift of positions, and the <unk> replacement column is the
+    better reading of what each word does. Tickets under 5 tokens are never flagged."""
+    d, r = _np(deletion), _np(replacement)
+    if d.shape != r.shape or d.ndim != 1:
+        raise ValueError(f"deletion and replacement need the same length, got {d.shape} and {r.shape}")
+    n = d.size
+    if n == 0:
+        return PositionEffect(False, "raises", 0, 0, 0.0, 0.0, 0.0)
+    gap = d - r
+    median_gap = float(np.median(gap))
+    sign = 1.0 if median_gap >= 0 else -1.0
+    consistent = np.flatnonzero(sign * gap >= POSITION_TOKEN_GAP)
+    detected = bool(n >= 5 and abs(median_gap) >= POSITION_MEDIAN_GAP and consistent.size >= POSITION_SHARE * n)
+    return PositionEffect(detected, "lowers" if sign > 0 else "raises", int(consistent.size), int(n), median_gap,
+                          float(np.median(d)), float(np.median(r)))
+
+
+def position_effect_message(found: PositionEffect, team: str) -> str | None:
+    """A sentence for the page when `found.detected`, else None."""
+    if not found.detected:
+        return None
+    moves = "raises" if found.median_deletion < 0 else "lowers"
+    return (f"Position effect on this ticket: deleting a token {moves} p({team}) by a median of "
+            f"{fmt(abs(found.median_deletion))}, while replacing the same token with <unk> moves it by a median of "
+            f"{fmt(abs(found.median_replacement))}. On {found.consistent} of {found.n} tokens deletion {found.direction} p({team}) more than replacement does, by a median of "
+            f"{fmt(abs(found.median_gap))}. Deleting a token shifts every later token one position, and this router "
+            "is sensitive to that shift: here the removal column measures positions more than words. Read the "
+            "\"unk replacement\" column (it keeps every position) for what each word does.")
 
 
 def ig_completeness(change: float, delta: float, steps: int, team: str) -> str:

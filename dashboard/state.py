@@ -1,10 +1,11 @@
 """The picked ticket: kept in `st.session_state`, mirrored in the URL (`?ticket=T-65052`), shared by every page."""
 
 # A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
-# its text lives in the session, and short texts (≤ `URL_TEXT_LIMIT` characters) also ride in ``?text=``
-# so that a link to them works. The URL wins only when it differs from what this session last wrote
-# there (a pasted link, a new tab); otherwise the session's pick wins, so picking in the table is never
-# undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
+# its text lives in the session and rides in the link so that a link to it works: short texts (≤ `URL_TEXT_LIMIT`
+# characters) as they are in ``?text=``, longer ones packed (zlib + base64url) in ``?ztext=``, and texts too long
+# even packed stored on the server under their hash, ``?typed=<hash>`` (see dashboard/store.py). The URL wins only
+# when it differs from what this session last wrote there (a pasted link, a new tab); otherwise the session's pick
+# wins, so picking in the table is never undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import loading
+from dashboard import loading, store
 
 DEFAULT_TICKET = "T-65052"
 CUSTOM = "custom"
@@ -21,8 +22,9 @@ TYPED_MAX_CHARS = 200_000        # the "Write your own ticket" box accepts this 
 
 _TICKET = "picked_ticket"        # ticket id or CUSTOM
 _TEXT = "custom_text"            # the typed ticket
-_WROTE = "_url_written"          # (ticket, text) this session last wrote to the URL
+_WROTE = "_url_written"          # (ticket, text, ztext, typed) this session last wrote to the URL
 _NOTICE = "_url_notice"          # a message about a URL that could not be followed
+_LINKED = "_typed_link"          # (text, its link parameters): packed or stored once per text, not on every run
 
 
 @dataclass(frozen=True)
@@ -50,24 +52,45 @@ def _ss():
     return st.session_state
 
 
+_LINK_PARAMS = ("text", "ztext", "typed")
+
+
+def _url_link() -> tuple:
+    qp = st.query_params
+    return (qp.get("ticket"), *(qp.get(name) for name in _LINK_PARAMS))
+
+
+def _text_from_url() -> str | None:
+    """The typed ticket a link carries: plain (`?text=`), packed (`?ztext=`) or stored (`?typed=<hash>`)."""
+    qp = st.query_params
+    if qp.get("text") and qp.get("text").strip():
+        return qp.get("text")
+    if qp.get("ztext"):
+        return store.unpack_text(qp.get("ztext"))
+    if qp.get("typed"):
+        return store.load_typed(qp.get("typed"))
+    return None
+
+
 def sync_with_url() -> None:
     """Adopt a ticket named by the URL if it is new to this session, then write the session's pick back."""
     ss = _ss()
-    qp = st.query_params
-    url_ticket = qp.get("ticket")
-    url_text = qp.get("text")
-    written = ss.get(_WROTE)
-    if url_ticket is not None and (url_ticket, url_text) != written:
+    url_ticket = st.query_params.get("ticket")
+    if url_ticket is not None and _url_link() != ss.get(_WROTE):
         url_ticket = url_ticket.strip()
         if url_ticket == CUSTOM:
+            url_text = _text_from_url()
             if url_text and url_text.strip():
                 ss[_TEXT] = url_text
                 ss[_TICKET] = CUSTOM
             elif ss.get(_TEXT):
                 ss[_TICKET] = CUSTOM
             else:
-                ss[_NOTICE] = ("The link names a typed ticket, but its text is not in the link (long texts stay in "
-                               "the browser session that typed them). Showing the default ticket instead.")
+                broken = any(st.query_params.get(n) for n in ("ztext", "typed"))
+                ss[_NOTICE] = ("The link names a typed ticket, but "
+                               + ("its text could not be read back from it (the link was cut short, or the text "
+                                  "was stored by another server)" if broken else "its text is not in the link")
+                               + ". Showing the default ticket instead.")
         elif url_ticket:
             if loading.find_ticket(url_ticket) is not None:
                 ss[_TICKET] = url_ticket
@@ -78,19 +101,36 @@ def sync_with_url() -> None:
     _write_url()
 
 
+def link_params(text: str) -> dict[str, str]:
+    """How a typed ticket rides in a link: as it is up to URL_TEXT_LIMIT characters, else packed (zlib + base64url)
+    while that stays within store.PACKED_URL_LIMIT, else stored on the server under its hash ({} if it cannot be)."""
+    if len(text) <= URL_TEXT_LIMIT:
+        return {"text": text}
+    packed = store.pack_text(text)
+    if len(packed) <= store.PACKED_URL_LIMIT:
+        return {"ztext": packed}
+    key = store.save_typed(text)
+    return {"typed": key} if key else {}
+
+
 def _write_url() -> None:
     ss = _ss()
     ticket = ss[_TICKET]
-    text = ss.get(_TEXT) if ticket == CUSTOM else None
-    carried = text if text is not None and len(text) <= URL_TEXT_LIMIT else None
+    params: dict[str, str] = {}
+    if ticket == CUSTOM and ss.get(_TEXT) is not None:
+        cached = ss.get(_LINKED)
+        if cached is None or cached[0] != ss[_TEXT]:
+            cached = ss[_LINKED] = (ss[_TEXT], link_params(ss[_TEXT]))
+        params = cached[1]
     if st.query_params.get("ticket") != ticket:
         st.query_params["ticket"] = ticket
-    if carried is not None:
-        if st.query_params.get("text") != carried:
-            st.query_params["text"] = carried
-    elif "text" in st.query_params:
-        del st.query_params["text"]
-    ss[_WROTE] = (ticket, carried)
+    for name in _LINK_PARAMS:
+        if name in params:
+            if st.query_params.get(name) != params[name]:
+                st.query_params[name] = params[name]
+        elif name in st.query_params:
+            del st.query_params[name]
+    ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
 
 
 def url_notice() -> str | None:

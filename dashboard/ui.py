@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, loading, state
+from dashboard import charts, loading, narrative, state
 from dashboard.loading import md_escape
 from ticketnet.paths import ROOT
 
@@ -91,6 +91,23 @@ def sidebar() -> None:
                      icon=":material/table_rows:")
 
 
+def explain_links(pick: state.Pick, row: dict | None = None) -> None:
+    """Right beside the Tickets table: the picked ticket in one line and links to its Heads and Interpretation
+    pages, so a click on a row changes something where the reader is looking (the card is far up the page)."""
+    root = ROOT / "pages"
+    name = pick.label
+    # The links first: the table's hover toolbar covers the right end of the line above it.
+    c2, c3, c1 = st.columns([1.2, 1.5, 3], vertical_alignment="center")
+    if row is not None:
+        verdict = "correct" if row["correct"] else "misrouted"
+        c1.markdown(f"Picked **{md_escape(name)}** · true {md_escape(row['team'])} → predicted "
+                    f"{md_escape(row['predicted'])} ({narrative.fmt(row['confidence'])}, {verdict})")
+    else:
+        c1.markdown(f"Picked **{md_escape(name)}**" + ("" if pick.custom else f" ({md_escape(pick.split)} split)"))
+    c2.page_link(str(root / "heads.py"), label=f"Heads of {name}", icon=":material/grid_on:")
+    c3.page_link(str(root / "interpretation.py"), label=f"Interpretation of {name}", icon=":material/troubleshoot:")
+
+
 TEXT_SHOWN = 3_000               # characters of a ticket shown in the page header; a pasted novel is clipped
 
 
@@ -142,7 +159,9 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         verdict = ""
         if pick.team:
             verdict = " ✓ correct" if teams[k] == pick.team else f" ✗ misrouted (true: {pick.team})"
-        st.metric("prediction", f"{teams[k]}", delta=f"confidence {p[k]:.2f}{verdict}", delta_color="off")
+        # No arrow: the delta is a description (confidence, verdict), not a change up or down.
+        st.metric("prediction", f"{teams[k]}", delta=f"confidence {p[k]:.2f}{verdict}", delta_color="off",
+                  delta_arrow="off")
         chart(probability_chart, p, list(teams), pick.team, width="stretch")
 
 
@@ -154,7 +173,8 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
         color=alt.condition("datum['true team']", alt.value("#2e7d32"), alt.value("#4c78a8")),
         tooltip=["team:N", alt.Tooltip("probability:Q", format=".3f"), "true team:N"],
-    ).properties(height=alt.Step(20), title=alt.Title("team probabilities (green: true team)", fontSize=11,
+    ).properties(height=alt.Step(20), title=alt.Title("team probabilities" + (" (green: true team)" if true_team
+                                                                            else ""), fontSize=11,
                                                       fontWeight="normal", anchor="start"))
 
 
@@ -167,7 +187,7 @@ def parity_badge(max_difference: float, differences: dict[str, float] | None = N
              help="Largest absolute difference, on this ticket, between the from-scratch MultiHead and PyTorch's own "
                   "layers fed the same inputs: attention weights, attention outputs and block outputs of both "
                   "blocks, and the logits." + ("" if differences is None else " Per part: " + ", ".join(
-                      f"{k} {v:.1e}" for k, v in differences.items())))
+                      f"{narrative.part_name(k)} {v:.1e}" for k, v in differences.items())))
 
 
 def token_choice_labels(tokens: Sequence[str]) -> list[str]:
@@ -199,14 +219,49 @@ def csv_download(df: pd.DataFrame, label: str, file_name: str, key: str) -> None
                        icon=":material/download:", key=key, on_click="ignore")
 
 
+def split_status(split: str, kind: str, what: str) -> None:
+    """Which split the results below are about, which others are computed, and that each is computed on its own."""
+    done = loading.computed_splits(kind)
+    others = [s for s in loading.SPLITS if s != split]
+    here = "computed" if split in done else "not computed yet"
+    ready = [s for s in others if s in done]
+    waiting = [s for s in others if s not in done]
+    text = f"{what} of the **{split}** split: {here}."
+    if ready:
+        text += f" Also computed: {', '.join(ready)}."
+    if waiting:
+        text += (f" Each split is computed on its own: pick {' or '.join(waiting)} above to compute "
+                 f"{'it' if len(waiting) == 1 else 'them'} too.")
+    text += " Results are kept on disk and come back after a restart."
+    st.caption(text)
+
+
+def head_importance_button(split: str, n_tickets: int, key: str) -> None:
+    """The button that masks each head over a split, with a progress bar per chunk of tickets."""
+    # Measured: about 13 s for the 1,500 valid tickets on two cores.
+    estimate = max(1, round(n_tickets / 115))
+    if not st.button("Compute head importance", icon=":material/calculate:", key=key,
+                     help=f"Each of the 8 heads switched off in turn over the {n_tickets} tickets of the {split} "
+                          f"split: about {estimate} s on two cores. Computed once, kept on disk."):
+        return
+    bar = st.progress(0.0, text="Masking each head in turn…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"Masking each head in turn: {done} of {total} tickets")
+
+    loading.compute_head_importance(split, progress)
+    bar.empty()
+    st.rerun()
+
+
 def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
     """The button that interprets a whole split once (progress bar, then a rerun that shows the results)."""
     # Measured: the 1,500-ticket valid split takes about 15 s on two idle cores (`python -m ticketnet bench`).
     estimate = max(1, round(n_tickets / 100))
     if not st.button("Compute interpretation for this split", icon=":material/calculate:", key=key,
                      help=f"For every ticket: Kendall τ of each attention signal against the deletion effect, and "
-                          f"ERASER scores. About {estimate} s for {n_tickets} tickets on two cores; computed once, "
-                          "then kept while the dashboard runs and shared by the Tickets and Interpretation pages."):
+                          f"ERASER scores. About {estimate} s for the {n_tickets} tickets of the {split} split on two "
+                          "cores; computed once, kept on disk and shared by the Tickets and Interpretation pages."):
         return
     bar = st.progress(0.0, text="Interpreting the split…")
 

@@ -6,7 +6,7 @@ import hashlib
 
 import streamlit as st
 
-from dashboard import charts, loading, state, ui
+from dashboard import charts, loading, narrative, state, ui
 from dashboard.loading import md_escape
 
 MODEL_VIEW_MAX_TOKENS = 96
@@ -56,13 +56,14 @@ st.subheader(f"Block {block}: the {n_heads} heads")
 ui.heads_row(W, tokens, query_row, block=block, head_importance=importance)
 
 # -- what the query token reads ---------------------------------------------------------------------------------
-st.subheader(f"What '{md_escape(tokens[query_row])}' (position {query_row}) reads in block {block}")
+st.subheader(f"What {md_escape(narrative.quote(tokens[query_row]))} (position {query_row}) reads in block {block}")
 frame = charts.query_frame(W, tokens, query_row)
 lines = []
 for h in range(n_heads):
     top = frame[frame["head"] == f"head {h + 1}"].nsmallest(2, "rank")
-    reads = ", then ".join(f"'{md_escape(r.token)}' ({r.key_pos}) {r.weight:.2f}" for r in top.itertuples())
-    lines.append(f"- **head {h + 1}**: '{md_escape(tokens[query_row])}' reads {reads}")
+    reads = ", then ".join(f"{md_escape(narrative.quote(r.token))} ({r.key_pos}) {narrative.fmt(r.weight)}"
+                           for r in top.itertuples())
+    lines.append(f"- **head {h + 1}**: {md_escape(narrative.quote(tokens[query_row]))} reads {reads}")
 st.markdown("\n".join(lines))
 ui.chart(charts.query_bars, W, tokens, query_row)
 
@@ -84,7 +85,8 @@ else:
 with st.expander("Parity with PyTorch, part by part"):
     import pandas as pd
 
-    diffs = pd.DataFrame([{"part": k, "max |from-scratch − PyTorch|": v} for k, v in ins.differences.items()])
+    diffs = pd.DataFrame([{"part": narrative.part_name(k), "max |from-scratch − PyTorch|": v}
+                          for k, v in ins.differences.items()])
     st.dataframe(diffs, hide_index=True, column_config={
         "max |from-scratch − PyTorch|": st.column_config.NumberColumn(format="%.2e")})
     st.caption("PyTorch's own attention and encoder layers are fed the same block inputs as the from-scratch "

@@ -59,6 +59,11 @@ if has_effect:
                "TV = total variation, how much of the whole team distribution moves, any direction.")
     effects = ["removal", "unk replacement", "removal TV"]
     ui.chart(charts.removal_chart, ti.per_token, effects, chosen)
+    shift = narrative.position_effect_message(
+        narrative.position_effect(ti.per_token["removal"], ti.per_token["unk replacement"]), team) \
+        if "unk replacement" in ti.per_token.columns else None
+    if shift:
+        st.warning(md_escape(shift), icon=":material/swap_horiz:")
 else:
     ui.chart(charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
 if "integrated gradients" in chosen:
@@ -73,7 +78,7 @@ ui.chart(charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text co
 
 with st.expander("Per-token numbers (table and CSV)"):
     num_cols = [c for c in ti.per_token.columns if c not in ("position", "token")]
-    st.dataframe(ti.per_token, hide_index=True, width="stretch",
+    st.dataframe(narrative.tidy_numbers(ti.per_token, 4), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in num_cols
                                 if c != "evidence"})
     ui.csv_download(ti.per_token, "per-token table (CSV)", f"ticketnet_{pick.label}_per_token.csv", key="dl_tokens")
@@ -94,9 +99,9 @@ if has_effect:
             agreement["beyond chance"] = agreement["kendall_tau"].map(
                 lambda t: "yes" if t > hi else ("reversed" if t < lo else "no") if np.isfinite(t) else "—")
             st.caption(f"Each signal ranked against the removal effect over the {ti.n} tokens. Random orderings give "
-                       f"τ between {lo:.2f} and {hi:.2f} (90% of {rnd.size} draws) on this ticket: a τ inside that "
+                       f"τ between {narrative.fmt(lo)} and {narrative.fmt(hi)} (90% of {rnd.size} draws) on this ticket: a τ inside that "
                        "band is no evidence of agreement.")
-        st.dataframe(agreement, hide_index=True, width="stretch", column_config={
+        st.dataframe(narrative.tidy_numbers(agreement, 3), hide_index=True, width="stretch", column_config={
             "kendall_tau": st.column_config.NumberColumn("Kendall τ", format="%.3f"),
             "spearman": st.column_config.NumberColumn("Spearman ρ", format="%.3f"),
             "top3_overlap": st.column_config.NumberColumn("top-3 overlap", format="%.2f",
@@ -104,19 +109,27 @@ if has_effect:
                                                                "among the 3 with the largest removal effect")})
         ui.csv_download(agreement, "agreement (CSV)", f"ticketnet_{pick.label}_agreement.csv", key="dl_agreement")
     with a2:
-        from ticketnet.interpret import disagreements
-
-        found = disagreements(ti.signals[focus], ti.signals["removal"], ti.tokens, k=3)
-        for key, heading in (("high_attention_low_effect", f"High {focus}, low effect"),
-                             ("low_attention_high_effect", f"Low {focus}, high effect")):
+        found = narrative.disagreements(ti.signals[focus], ti.signals["removal"], ti.tokens, k=3)
+        st.caption(md_escape(
+            f"High effect: deleting the token moves p({team}) by at least {narrative.fmt(found.high_effect)}, the "
+            f"larger of {narrative.fmt(narrative.SMALL_EFFECT)} and half this ticket's largest change "
+            f"({narrative.fmt(found.largest_effect)}); low effect: under {narrative.fmt(found.low_effect)}. "
+            f"High {focus}: the top third of this ticket's tokens; low: the bottom half."))
+        for rows_found, heading, empty in (
+                (found.high_signal_low_effect, f"High {focus}, low effect",
+                 f"none: every token {focus} ranks high also has an effect"),
+                (found.low_signal_high_effect, f"Low {focus}, high effect",
+                 f"none: no token's deletion moves p({team}) by {narrative.fmt(found.high_effect)} or more"
+                 if found.largest_effect < found.high_effect else
+                 f"none: {focus} ranks every high-effect token in its top half")):
             st.markdown(f"**{md_escape(heading)}**")
-            rows = pd.DataFrame(found[key], columns=["position", "token", focus, "removal effect"])
+            rows = pd.DataFrame(rows_found, columns=["position", "token", focus, "removal effect"])
             if len(rows):
-                st.dataframe(rows, hide_index=True, width="stretch", column_config={
+                st.dataframe(narrative.tidy_numbers(rows, 3), hide_index=True, width="stretch", column_config={
                     focus: st.column_config.NumberColumn(format="%.3f"),
                     "removal effect": st.column_config.NumberColumn(format="%.3f")})
             else:
-                st.caption("none: the two rankings agree here")
+                st.caption(md_escape(empty))
 
     # -- what this shows --------------------------------------------------------------------------------------------
     st.subheader("What this shows, and what it does not")
@@ -136,7 +149,7 @@ if has_effect:
     with e1:
         ui.chart(charts.eraser_chart, ti.eraser, e_signals or None)
     with e2:
-        st.dataframe(ti.aopc, hide_index=True, width="stretch", column_config={
+        st.dataframe(narrative.tidy_numbers(ti.aopc, 3), hide_index=True, width="stretch", column_config={
             "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
             "sufficiency": st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
         ui.csv_download(ti.eraser, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
@@ -150,7 +163,7 @@ if ti.evidence is not None:
     st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
     if "evidence" in ti.per_token.columns:
         ui.chart(charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
-    st.dataframe(ti.evidence, hide_index=True, width="stretch", column_config={
+    st.dataframe(narrative.tidy_numbers(ti.evidence, 3), hide_index=True, width="stretch", column_config={
         "auprc": st.column_config.NumberColumn("AUPRC", format="%.3f"),
         "token_f1": st.column_config.NumberColumn("token F1", format="%.3f"),
         "base_rate": st.column_config.NumberColumn("base rate", format="%.3f")})
@@ -163,26 +176,25 @@ s1, s2 = st.columns(2, gap="large")
 
 with s1:
     st.subheader("Head importance")
+    ui.split_status(split, "heads", "Head importance")
     importance = loading.head_importance(split)
     if importance is None:
         st.caption(f"Switch off one head at a time over the {n_split} tickets and measure what routing loses "
                    "(Michel et al. 2019).")
-        if st.button("Compute head importance", icon=":material/calculate:", key="btn_heads"):
-            with st.spinner("Masking each head in turn…"):
-                loading.compute_head_importance(split)
-            st.rerun()
+        ui.head_importance_button(split, n_split, key="btn_heads")
     else:
         ui.chart(charts.head_importance_chart, importance)
         hb1, hb2 = st.columns(2)
         blk = hb1.selectbox("Block", [1, 2], key="imp_block")
         hd = hb2.selectbox("Head", [1, 2, 3, 4], key="imp_head")
         row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
-        st.markdown(f"Masking **block {blk} head {hd}** costs {row['accuracy_drop']:.3f} accuracy and "
-                    f"{row['prob_drop']:.3f} of p(true team) on average. Its pattern on this ticket:")
+        st.markdown(f"Masking **block {blk} head {hd}** costs {narrative.fmt(row['accuracy_drop'], 3)} accuracy and "
+                    f"{narrative.fmt(row['prob_drop'], 3)} of p(true team) on average. Its pattern on this ticket:")
         ui.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
 
 with s2:
     st.subheader("Attention against effect, ticket by ticket")
+    ui.split_status(split, "interpret", "Interpretation")
     interp = loading.split_interpretation(split)
     if interp is None:
         st.caption(f"For each of the {n_split} tickets: Kendall τ of every attention signal against the deletion "
@@ -196,7 +208,7 @@ with s2:
         rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))
         best = med.drop(charts.RANDOM_SIGNAL, errors="ignore").idxmax()
         st.markdown(md_escape(
-            f"Median τ: {best} {med[best]:.2f} (best), random {rnd_med:.2f}. The grey box is what random orderings "
+            f"Median τ: {best} {narrative.fmt(med[best])} (best), random {narrative.fmt(rnd_med)}. The grey box is what random orderings "
             "give; a signal whose box sits on it tells you no more about which words matter than chance."))
         comp = {c[len("comprehensiveness "):]: interp[c].mean() for c in interp.columns if c.startswith("comprehensiveness ")}
         suff = {c[len("sufficiency "):]: interp[c].mean() for c in interp.columns if c.startswith("sufficiency ")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, loading, state, ui
+from dashboard import charts, filters, loading, state, ui
 from dashboard.loading import md_escape
 from ticketnet import tokenize
 
@@ -81,7 +81,8 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
 
 # -- a split: quality and the table ---------------------------------------------------------------------------
 st.header("Tickets of a split", divider="gray")
-split = st.segmented_control("Split", loading.SPLITS, default="valid", key="split", required=True,
+filters.restore(loading.SPLITS, teams)           # filters, sort and split survive a visit to another page
+split = st.segmented_control("Split", loading.SPLITS, key="split", required=True,
                              help="valid: used to pick the best epoch; test: held out; train: what the router "
                                   "learnt from")
 split = split or "valid"
@@ -116,35 +117,29 @@ with q_right:
 
 # -- filters ----------------------------------------------------------------------------------------------------
 interp = loading.split_interpretation(split)
-view = table
 st.subheader("Find a ticket")
-f1, f2, f3, f4, f5, f6 = st.columns([1.1, 1.1, 1.3, 1.2, 1.5, 1.9], gap="small", vertical_alignment="bottom")
-true_filter = f1.selectbox("True team", ["any", *teams], key="true_filter")
-pred_filter = f2.selectbox("Predicted team", ["any", *teams], key="pred_filter")
+f1, f2, f3, f4, f5, f6, f7 = st.columns([1.1, 1.1, 1.3, 1.1, 1.5, 1.7, 1.4], gap="small",
+                                        vertical_alignment="bottom")
+f1.selectbox("True team", ["any", *teams], key="true_filter")
+f2.selectbox("Predicted team", ["any", *teams], key="pred_filter")
 patterns = sorted(p for p in table["pattern"].unique() if p)
-pattern_filter = f3.multiselect("Pattern", patterns, key="pattern_filter", placeholder="any") if patterns else []
-misrouted = f4.toggle("Misrouted only", key="misrouted")
-lo, hi = f5.slider("Confidence", 0.0, 1.0, (0.0, 1.0), step=0.01, key="confidence_range")
-search = f6.text_input("Search id or text", key=SEARCH_KEY, placeholder="e.g. T-65052 or refund")
+filters.allow("pattern_filter", patterns)
+if patterns:
+    f3.multiselect("Pattern", patterns, key="pattern_filter", placeholder="any")
+f4.toggle("Misrouted only", key="misrouted")
+f5.slider("Confidence", 0.0, 1.0, step=0.01, key="confidence_range")
+f6.text_input("Search id or text", key=SEARCH_KEY, placeholder="e.g. T-65052 or refund")
+sorts = list(filters.SORTS if interp is not None else filters.SORTS[:-1])
+filters.allow("sort_by", sorts)
+f7.selectbox("Sort by", sorts, key="sort_by", help="Kept with the filters when you visit another page. Column "
+             "headers also sort the table, for this view only.")
+filters.remember()
+chosen = filters.kept()
 
-if cell:
-    view = view[(view["team"] == cell.get("true")) & (view["predicted"] == cell.get("predicted"))]
-if true_filter != "any":
-    view = view[view["team"] == true_filter]
-if pred_filter != "any":
-    view = view[view["predicted"] == pred_filter]
-if misrouted:
-    view = view[~view["correct"]]
-if pattern_filter:
-    view = view[view["pattern"].isin(pattern_filter)]
-view = view[(view["confidence"] >= lo) & (view["confidence"] <= hi)]
-if search.strip():
-    needle = search.strip()
-    view = view[view["ticket_id"].str.contains(needle, case=False, regex=False)
-                | view["text"].str.contains(needle, case=False, regex=False)]
-
+view = filters.apply(table, chosen, cell)
 if interp is not None:
     view = view.merge(interp[["ticket_id", "disagreement", "tau rollout"]], on="ticket_id", how="left")
+view = filters.sort(view, chosen["sort_by"])
 
 columns = ["ticket_id", "text", "team", "predicted", "confidence", "correct", "tokens", "pattern"]
 if interp is not None:
@@ -166,6 +161,9 @@ st.session_state[_SHOWN_IDS] = shown_ids
 picked_pos = [shown_ids.index(pick.ticket_id)] if pick.ticket_id in shown_ids else []
 st.session_state[TABLE_KEY] = {"selection": {"rows": picked_pos, "columns": []}}
 st.session_state[_APPLIED] = picked_pos
+
+picked_row = view.iloc[picked_pos[0]].to_dict() if picked_pos else None
+ui.explain_links(pick, picked_row)
 
 config = {
     "ticket_id": st.column_config.TextColumn("ticket", width="small", pinned=True),
@@ -195,10 +193,11 @@ with d1:
     ui.csv_download(view, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 
 with d3:
+    ui.split_status(split, "interpret", "Split interpretation")
     if interp is None:
         ui.split_interpretation_button(split, len(table), key="btn_split_tickets")
     else:
-        st.caption("Split interpretation computed: sort by *attention disagrees with effect*. The Interpretation "
+        st.caption("Sort by *attention disagrees with effect* (the Sort by control above). The Interpretation "
                    "page shows the split-wide results.")
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_interp")

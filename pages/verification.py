@@ -7,7 +7,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from dashboard import loading, state
+from dashboard import loading, narrative, state
 from dashboard.loading import md_escape
 from ticketnet.nn import parity
 
@@ -33,7 +33,7 @@ def padded_rows(texts: tuple[str, ...], weights_key: tuple, run: int) -> list[pa
 
 def table(rows: list[parity.ParityRow]) -> pd.DataFrame:
     return pd.DataFrame({
-        "what was compared": [r.check for r in rows],
+        "what was compared": [narrative.parity_label(r.check) for r in rows],
         "case": [r.case for r in rows],
         "dtype": [r.dtype for r in rows],
         "largest difference": [f"{r.max_diff:.1e}" for r in rows],

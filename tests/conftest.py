@@ -91,6 +91,15 @@ def _artifacts() -> Artifacts:
     return Artifacts(weights, data, shipped=not env_w and not env_d)
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own empty $TICKETNET_CACHE: split results stored on disk by one test (or by a dashboard
+    run on this machine) never turn up in another, and nothing is written to ~/.cache."""
+    folder = tmp_path_factory.mktemp("ticketnet_cache")
+    monkeypatch.setenv("TICKETNET_CACHE", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def artifacts() -> Artifacts:
     """The router and splits to test against ($TICKETNET_WEIGHTS / $TICKETNET_DATA, else the shipped ones).

@@ -12,6 +12,7 @@ DATA: Path = ROOT / "data"                                # the shipped train.cs
 WEIGHTS_ENV = "TICKETNET_WEIGHTS"                         # another router.pt (its vocab.json, router.json beside it)
 DATA_ENV = "TICKETNET_DATA"                               # another folder of train/valid/test CSVs
 THREADS_ENV = "TICKETNET_TORCH_THREADS"                   # intra-op threads per dashboard computation
+CACHE_ENV = "TICKETNET_CACHE"                             # where results outlive a restart (default ~/.cache/ticketnet)
 
 SYNTH_SEED = 20261129                                     # the generator's seed for the shipped splits
 TRAIN_SEED = 0                                            # the training run's seed for the shipped weights
@@ -40,6 +41,11 @@ def weights_path() -> Path:
 def data_path() -> Path:
     """The folder of ticket CSVs to read: $TICKETNET_DATA, else the shipped data/."""
     return _env_path(DATA_ENV) or DATA
+
+
+def cache_dir() -> Path:
+    """Where results outlive a server restart: $TICKETNET_CACHE, else ~/.cache/ticketnet (outside the repository)."""
+    return _env_path(CACHE_ENV) or Path.home() / ".cache" / "ticketnet"
 
 
 def torch_threads() -> int:

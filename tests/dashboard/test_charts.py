@@ -348,9 +348,9 @@ def test_statements_tie_the_strongest_link_to_its_deletion_effect():
                               "rollout": [0.1, 0.1, 0.2, 0.5, 0.1]})
     agreement = pd.DataFrame({"signal": ["rollout"], "kendall_tau": [0.1], "spearman": [0.1], "top3_overlap": [0.3]})
     lines = narrative.statements(per_token, P, tokens, "payments", 0, agreement, torch.linspace(-0.6, 0.6, 101))
-    assert lines[0] == ("Head 1 of block 2 puts 0.50 of 'not''s weight on 'twice', yet deleting 'twice' changes "
-                        "p(payments) by only 0.03 (rank 3 of 5 by effect).")
-    assert "Deleting 'charge' moves the prediction most" in lines[1]
+    assert lines[0] == ("Head 1 of block 2 puts 0.50 of the weight of “not” on “twice”, yet deleting “twice” barely "
+                        "moves p(payments): it lowers p(payments) by 0.03 (rank 3 of 5 by effect).")
+    assert "Deleting “charge” moves the prediction most" in lines[1]
     assert any("within chance" in s for s in lines)
     assert lines[-1].startswith("What these numbers do not show")
 

@@ -1,0 +1,260 @@
+"""Issue 10, items 9-13, through the whole app in AppTest: wording on the pages, filters kept across pages, actions
+beside the table, split results on disk, long typed tickets in links, and the position-effect notice."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import DEFAULT_TICKET, HEADS, INTERPRETATION, app_test
+
+pytest.importorskip("streamlit.testing.v1")
+
+TICKETS = "../pages/tickets.py"
+VERIFICATION = "../pages/verification.py"
+
+
+def _ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _markdown(at) -> str:
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(e.value) for e in [*at.markdown, *at.caption, *at.warning]))
+
+
+def _table(at):
+    return next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+
+
+# -- 9. wording -------------------------------------------------------------------------------------------------------
+def test_prediction_metric_has_no_arrow_and_a_typed_ticket_no_true_team_legend(app_env):
+    at = app_test().run()
+    _ok(at)
+    metric = next(m for m in at.metric if m.label == "prediction")
+    from streamlit.proto.Metric_pb2 import Metric
+
+    assert metric.proto.direction == Metric.MetricDirection.NONE        # no up arrow beside "confidence 0.95"
+    assert any("green: true team" in str(c.spec) for c in at.get("vega_lite_chart"))
+    at.switch_page(HEADS)
+    at.query_params.update(ticket="custom", text="where is my parcel")
+    at.run()
+    _ok(at)
+    assert not any("green: true team" in str(c.spec) for c in at.get("vega_lite_chart"))
+
+
+def test_verification_page_counts_blocks_from_one(app_env):
+    at = app_test().run()
+    at.switch_page(VERIFICATION).run()
+    _ok(at)
+    compared = "\n".join("\n".join(d.value["what was compared"]) for d in at.dataframe
+                         if "what was compared" in d.value.columns)
+    assert "block 1 attention weights" in compared and "block 2 output" in compared
+    assert "blocks.0" not in compared and "blocks.1" not in compared
+
+
+def test_interpretation_wording_on_the_default_ticket(app_env):
+    at = app_test().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    md = _markdown(at)
+    assert "''" not in md and "0.00 " not in md and "0.00)" not in md
+    assert "the weight of “" in md
+    if app_env.shipped:
+        # T-65052: no deletion moves p(payments) by 0.05, so no token is called "high effect", and deletion and
+        # <unk> replacement agree: no position-effect notice.
+        assert "none: no token's deletion moves p(payments) by 0.05 or more" in md
+        assert not any("Position effect" in w.value for w in at.warning)
+    for d in at.dataframe:
+        for c in d.value.select_dtypes("float").columns:
+            assert not any(str(v).startswith("-0.0") and float(v) == 0 for v in d.value[c]), c
+
+
+# -- 13. position effects ----------------------------------------------------------------------------------------------
+def test_interpretation_says_when_deletion_measures_positions(app_env):
+    if not app_env.shipped:
+        pytest.skip("T-13436 is in the shipped valid split")
+    at = app_test(ticket="T-13436").run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    notice = re.sub(r"\\(.)", r"\1", next(w.value for w in at.warning if "Position effect" in w.value))
+    assert "p(product)" in notice and "unk replacement" in notice
+
+
+# -- 10. filters survive a page change ---------------------------------------------------------------------------------
+def _triage(at):
+    at.toggle(key="misrouted").set_value(True)
+    at.slider(key="confidence_range").set_value((0.0, 0.6))
+    at.selectbox(key="sort_by").set_value("confidence, lowest first")
+    return at.run()
+
+
+def test_filters_sort_and_split_survive_a_visit_to_another_page(app_env):
+    at = app_test().run()
+    at.segmented_control(key="split").set_value("test").run()
+    _triage(at)
+    _ok(at)
+    triage = _table(at)
+    assert 0 < len(triage) < 100 and (~triage["correct"]).all() and (triage["confidence"] <= 0.6).all()
+    assert list(triage["confidence"]) == sorted(triage["confidence"])
+    assert at.query_params["misrouted"] == "1" and at.query_params["conf"] == "0-0.6"
+    assert at.query_params["split"] == "test"
+
+    at.switch_page(HEADS).run()
+    _ok(at)
+    at.switch_page(TICKETS).run()
+    _ok(at)
+    assert at.toggle(key="misrouted").value is True
+    assert tuple(at.slider(key="confidence_range").value) == (0.0, 0.6)
+    assert at.segmented_control(key="split").value == "test"
+    assert at.selectbox(key="sort_by").value == "confidence, lowest first"
+    assert list(_table(at)["ticket_id"]) == list(triage["ticket_id"])
+    assert at.query_params["misrouted"] == "1" and at.query_params["ticket"] == DEFAULT_TICKET
+
+
+def test_a_link_with_filters_opens_the_triage_list(app_env):
+    at = app_test(misrouted="1", conf="0-0.6", true="payments").run()
+    _ok(at)
+    table = _table(at)
+    assert len(table) and (~table["correct"]).all() and (table["confidence"] <= 0.6).all()
+    assert (table["team"] == "payments").all()
+    assert at.selectbox(key="true_filter").value == "payments"
+
+
+def test_filter_query_round_trip():
+    from dashboard import filters
+
+    values = {**filters.DEFAULTS, "split": "test", "misrouted": True, "confidence_range": (0.0, 0.6),
+              "pattern_filter": ["negated", "two_topics"], "ticket_search": "refund", "sort_by": filters.SORTS[1]}
+    query = filters.to_query(values)
+    assert query == {"split": "test", "pattern": "negated,two_topics", "misrouted": "1", "conf": "0-0.6",
+                     "q": "refund", "sort": "1"}
+    assert filters.from_query(query, ("valid", "test", "train"), ("payments",)) == values
+    assert filters.to_query(filters.DEFAULTS) == {}
+    odd = filters.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99"}, ("valid",), ("payments",))
+    assert odd == filters.DEFAULTS
+
+
+# -- 11. from a row to its explanation ---------------------------------------------------------------------------------
+def _in_order(node):
+    """Every element of the page in drawing order."""
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for key in sorted(children):
+        yield from _in_order(children[key])
+
+
+def test_picking_a_row_puts_links_to_its_heads_and_interpretation_beside_the_table(app_env):
+    at = app_test().run()
+    chosen = _table(at).iloc[4]
+    at.session_state["ticket_table"] = {"selection": {"rows": [4], "columns": []}}   # what a click sends
+    at.run()
+    _ok(at)
+    order = list(_in_order(at.main))
+    table_at = next(i for i, e in enumerate(order) if e.type == "dataframe" and "ticket_id" in e.value.columns)
+    links = [(i, e.proto) for i, e in enumerate(order) if e.type == "page_link"]
+    near = {p.page.rsplit("/", 1)[-1]: p.label for i, p in links if table_at - 6 <= i < table_at}
+    assert near.get("heads") == f"Heads of {chosen['ticket_id']}", near
+    assert near.get("interpretation") == f"Interpretation of {chosen['ticket_id']}", near
+    line = next(str(e.value) for e in order[table_at - 6:table_at] if e.type == "markdown" and "Picked" in str(e.value))
+    assert chosen["ticket_id"].replace("-", "\\-") in line and chosen["predicted"] in line
+
+
+# -- 12. long-running buttons, results on disk, which split, long typed tickets in links --------------------------------
+def test_head_importance_reports_progress_and_split_results_come_back_after_a_restart(small_data, private_cache,
+                                                                                   monkeypatch):
+    from dashboard import loading
+
+    calls = []
+    real = loading._head_importance
+    monkeypatch.setattr(loading, "HEAD_CHUNK", 16)
+    monkeypatch.setattr(loading, "_head_importance",
+                        lambda split, progress=None: real(split, lambda d, t: (calls.append((d, t)), progress(d, t))))
+    loading._split_store.clear()
+    at = app_test().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    status = _markdown(at)
+    assert "Head importance of the valid split: not computed yet" in status.replace("*", "")
+    assert "Each split is computed on its own: pick test or train above" in status
+    next(b for b in at.button if b.label == "Compute head importance").click().run()
+    _ok(at)
+    assert calls == [(16, 40), (32, 40), (40, 40)], "a progress step per chunk of tickets"
+    next(b for b in at.button if b.label == "Compute interpretation for this split").click().run()
+    _ok(at)
+    assert "Head importance of the valid split: computed" in _markdown(at).replace("*", "")
+    stored = sorted(p.name.split("-w")[0] for p in (private_cache / "splits").glob("*.parquet"))
+    assert stored == ["heads-valid", "interpret-valid"]
+
+    loading._split_store.clear()                           # what a server restart forgets
+    again = app_test().run()
+    _ok(again)
+    assert "disagreement" in _table(again).columns, "the split interpretation came back from disk"
+    again.switch_page(INTERPRETATION).run()
+    _ok(again)
+    assert any("Masking **block" in str(m.value) for m in again.markdown)
+    assert not any(b.label in ("Compute head importance", "Compute interpretation for this split")
+                   for b in again.button)
+    again.segmented_control(key="interp_split").set_value("test").run()
+    _ok(again)
+    md = _markdown(again).replace("*", "")
+    assert "Head importance of the test split: not computed yet. Also computed: valid." in md
+
+
+def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data, private_cache):
+    import pandas as pd
+
+    from dashboard import store
+
+    df = pd.DataFrame({"ticket_id": ["T-1", "T-2"], "tau rollout": [0.5, float("nan")], "n": [3, 4]})
+    h1 = store.files_hash([small_data / "valid.csv"])
+    path = store.table_path("interpret", "valid", "w" * 16, h1)
+    assert store.save_table(path, df) and path.parent == private_cache / "splits"
+    pd.testing.assert_frame_equal(store.load_table(path), df)
+    assert not list(path.parent.glob(".*.tmp")), "written atomically, nothing left behind"
+    (small_data / "valid.csv").write_text((small_data / "valid.csv").read_text() + "\n", encoding="utf-8")
+    assert store.files_hash([small_data / "valid.csv"]) != h1, "other data, another key"
+    path.write_bytes(path.read_bytes()[:20])
+    assert store.load_table(path) is None, "a truncated file counts as absent"
+
+
+def test_typed_text_packing_round_trip():
+    from dashboard import store
+
+    for text in ["", "a", "My card was charged twice 🎉 <b>x</b> ünïcode\n\x00" * 40, "é" * 5000]:
+        packed = store.pack_text(text)
+        assert re.fullmatch(r"[A-Za-z0-9_-]*", packed) and store.unpack_text(packed) == text
+    for bad in ["!!!", "abc", store.pack_text("x")[:-3], store.pack_text("x" * (store.TYPED_MAX_CHARS * 5))]:
+        assert store.unpack_text(bad) is None
+    assert store.load_typed("../../etc/passwd") is None and store.load_typed("0" * 32) is None
+
+
+def test_a_long_typed_ticket_can_be_shared_by_link(app_env):
+    import random
+
+    from tests.dashboard.test_app_pages import _type
+
+    rng = random.Random(0)
+    medium = "My parcel never arrived and the courier says it was delivered to a neighbour. " * 12     # ~950 chars
+    at = app_test().run()
+    _type(at, medium)
+    _ok(at)
+    assert "text" not in at.query_params and at.query_params["ztext"]
+    link = dict(at.query_params)
+    fresh = app_test(**link).run()                           # another browser opening the link
+    _ok(fresh)
+    assert fresh.session_state["custom_text"] == medium and fresh.session_state["picked_ticket"] == "custom"
+
+    # Too long even packed (random letters do not compress): stored on the server under its hash.
+    huge = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(2_500))
+    _type(at, huge)
+    assert not at.exception
+    assert "ztext" not in at.query_params and re.fullmatch(r"[0-9a-f]{32}", at.query_params["typed"])
+    fresh = app_test(**dict(at.query_params)).run()
+    assert not fresh.exception
+    assert fresh.session_state["custom_text"] == huge
+    broken = app_test(ticket="custom", ztext="AAAA").run()
+    assert any("could not be read back" in w.value for w in broken.warning)

@@ -1,0 +1,102 @@
+"""The dashboard's sentences and thresholds (issue 10, items 9 and 13): numbers with the digits they need, quoted
+tokens, "high effect" relative to the ticket, and the per-ticket position-effect rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dashboard import narrative
+
+
+@pytest.mark.parametrize("x, text", [(0.45, "0.45"), (0.017, "0.017"), (0.0031, "0.0031"), (-0.0031, "-0.0031"),
+                                     (0.0, "0.00"), (-0.0, "0.00"), (1.5, "1.50"), (3.1e-6, "3.1e-06"),
+                                     (-0.00049, "-0.00049"), (0.0999, "0.10"), (0.05, "0.05"), (0.0040, "0.004")])
+def test_fmt_shows_the_digits_a_number_needs_and_no_negative_zero(x, text):
+    assert narrative.fmt(x) == text
+
+
+def test_fmt_never_prints_zero_for_a_nonzero_value():
+    for x in np.geomspace(1e-9, 10, 200):
+        for v in (x, -x):
+            assert float(narrative.fmt(v)) != 0.0, v
+            assert narrative.fmt(v) not in ("0.00", "-0.00")
+
+
+def test_tidy_numbers_leaves_no_negative_zero_cell():
+    df = pd.DataFrame({"token": ["a", "b"], "removal": [-0.0001, 0.25], "n": [1, 2]})
+    out = narrative.tidy_numbers(df, 3)
+    assert "%.3f" % out.loc[0, "removal"] == "0.000"
+    assert out.loc[1, "removal"] == 0.25 and list(out["n"]) == [1, 2] and df.loc[0, "removal"] == -0.0001
+
+
+def test_tokens_are_quoted_and_no_possessive_is_built_on_a_token():
+    n = 5
+    tokens = ["'", "not", "charge", "twice", "."]
+    P = torch.full((2, 4, n, n), 0.01)
+    P[1, 0, 1, 0] = 0.5                                        # block 2, head 1: 'not' reads the apostrophe
+    per_token = pd.DataFrame({"position": range(n), "token": tokens, "removal": [0.0031, 0.0, 0.004, 0.002, -0.001],
+                              "rollout": [0.1, 0.1, 0.2, 0.5, 0.1]})
+    lines = narrative.statements(per_token, P, tokens, "payments", 1)
+    text = "\n".join(lines)
+    assert "''" not in text and "''s" not in text and "0.00 " not in text and "0.00)" not in text
+    assert lines[0] == ("Head 1 of block 2 puts 0.50 of the weight of “not” on “'”, yet deleting “'” barely moves "
+                        "p(payments): it lowers p(payments) by 0.0031 (rank 2 of 5 by effect).")
+    assert lines[1].startswith("No single deletion moves p(payments) by 0.05 or more; the largest effect is deleting "
+                               "“charge”, which lowers p(payments) by 0.004.")
+
+
+def test_high_effect_is_relative_to_the_ticket_and_never_tiny():
+    tokens = list("abcdef")
+    rollout = np.array([0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
+    # Every deletion under 0.05: nothing is "high effect", however the ranks fall.
+    small = narrative.disagreements(rollout, np.array([0.0, 0.001, 0.017, 0.002, 0.016, 0.0]), tokens)
+    assert small.low_signal_high_effect == [] and small.high_effect == narrative.SMALL_EFFECT
+    assert [t for _, t, _, _ in small.high_signal_low_effect] == ["a", "b"]
+    # A ticket with a real effect: 0.4 is high, 0.017 is low, and the thresholds scale with the largest change.
+    big = narrative.disagreements(rollout, np.array([0.017, 0.3, 0.0, 0.1, -0.4, 0.02]), tokens)
+    assert [t for _, t, _, _ in big.low_signal_high_effect] == ["e"]
+    assert [t for _, t, _, _ in big.high_signal_low_effect] == ["a"]
+    assert big.high_effect == pytest.approx(0.2) and big.low_effect == pytest.approx(0.1)
+
+
+def test_parity_part_names_count_blocks_from_one():
+    assert narrative.part_name("blocks.0.attn.pattern") == "block 1 attention weights"
+    assert narrative.part_name("blocks.1.resid_post") == "block 2 output"
+    assert narrative.part_name("logits") == "logits"
+    assert narrative.parity_label("shipped model, padded batch: blocks.0.attn.out") == \
+        "shipped model, padded batch: block 1 attention output"
+
+
+# -- position effects ------------------------------------------------------------------------------------------------
+def test_position_effect_rule_on_synthetic_effects():
+    n = 20
+    word = np.zeros(n)
+    word[3] = 0.3
+    found = narrative.position_effect(word - 0.3, word)       # every deletion raises p(team) by 0.3 more
+    assert found.detected and found.direction == "raises" and found.consistent == n
+    assert "unk replacement" in narrative.position_effect_message(found, "product")
+    assert not narrative.position_effect(word, word).detected  # deletion and replacement agree
+    half = word - np.where(np.arange(n) < n // 2, 0.3, 0.0)  # only half the tokens: under the 60 % share
+    assert not narrative.position_effect(half, word).detected
+    assert not narrative.position_effect(word - 0.04, word).detected   # consistent but under the median gap
+    assert narrative.position_effect_message(narrative.position_effect(word, word), "product") is None
+
+
+def test_position_effect_on_shipped_tickets(artifacts, router, valid_rows):
+    if not artifacts.shipped:
+        pytest.skip("the ticket numbers below are the shipped router's")
+    from ticketnet.interpret import interpret_ticket
+
+    rows = {r["ticket_id"]: r for r in valid_rows}
+    found = {}
+    for tid in ("T-13436", "T-65052"):
+        ti = interpret_ticket(router, rows[tid]["text"])
+        found[tid] = narrative.position_effect(ti.per_token["removal"], ti.per_token["unk replacement"])
+    # T-13436: deleting almost any token raises p(product) from 0.50 towards 0.9; <unk> barely moves it.
+    assert found["T-13436"].detected and found["T-13436"].direction == "raises"
+    assert found["T-13436"].consistent >= 50 and found["T-13436"].median_deletion < -0.3
+    # T-65052: deletion and replacement both move p(payments) by under 0.04: no position effect.
+    assert not found["T-65052"].detected and abs(found["T-65052"].median_gap) < 0.01
