@@ -24,6 +24,13 @@ EFFECT_SCHEME = "redblue"            # diverging: red = removing the token lower
 SIGNAL_SCHEME = "purples"
 RANDOM_SIGNAL = "random"
 
+# Widths are budgets for the narrowest layout the dashboard is laid out for: the main column of a 1000 px wide
+# window with the sidebar open is about 620 px, half of it (two st.columns) about 300 px. Charts sized in steps
+# (one band per token) draw at their own size whatever the window, so their steps come from these budgets.
+COLUMN_PX = 580
+HALF_COLUMN_PX = 280
+Y_LABELS_PX = 110                    # token labels (labelLimit 90) and the axis title beside them
+
 
 def _np(x) -> np.ndarray:
     """A torch tensor, list or array as a float64 numpy array (no torch import needed here)."""
@@ -64,7 +71,7 @@ def pattern_frame(pattern, tokens: Sequence[str], head: int | None = None, block
 
 def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | None = None, *,
                  block: int | None = None, show_y_labels: bool = True, step: float | None = None,
-                 title: str | None = None) -> alt.LayerChart:
+                 title: str | None = None, subtitle: str | None = None) -> alt.LayerChart:
     """One head's (n, n) attention weights: rows = reading token (query), columns = token read (key).
 
     Colour: square-root scale from 0 to this head's largest weight. `query_row` (a position) is framed by a
@@ -74,7 +81,7 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     df = pattern_frame(pattern, tokens)
     labels = token_labels(tokens)
     peak = float(df["weight"].max()) if n else 1.0
-    step = step or _cell_step(n)
+    step = step or _cell_step(n, room=HALF_COLUMN_PX - Y_LABELS_PX, lo=2.0)
     font = 10 if step >= 11 else 9
     overlap = False if step >= 9 else "parity"            # every token labelled when the cells are tall enough
     x = alt.X("key:O", sort=labels, title="token read (key)",
@@ -94,7 +101,8 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     if query_row is not None:
         layers.append(query_row_frame(tokens, query_row))
     return alt.layer(*layers).properties(
-        width=alt.Step(step), height=alt.Step(step), title=alt.Title(heading, anchor="start"))
+        width=alt.Step(step), height=alt.Step(step),
+        title=alt.Title(heading, anchor="start", **({"subtitle": subtitle} if subtitle else {})))
 
 
 def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
@@ -141,36 +149,60 @@ def add_layer_to_views(spec: dict, layer: dict) -> dict:
     return out
 
 
-def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, block: int | None = None,
-              head_importance: pd.DataFrame | None = None, columns: int | None = None) -> alt.TopLevelMixin:
-    """The h heatmaps of one block side by side (each on its own colour scale), the query row framed in each.
+HEADS_SPACING = 14
 
-    `columns` heads per row: by default all of them for short tickets (≤ 20 tokens) and two for longer ones,
-    so every token keeps a readable label; token labels on the y axis of the first column only. With
-    `head_importance` (rows block, head, accuracy_drop, prob_drop), each title carries what masking that
-    head costs, so a pattern and whether it matters sit together.
+
+def heads_columns(h_count: int, n: int, width: float = COLUMN_PX) -> int:
+    """Heads per row so that a row of n-token heatmaps fits `width` pixels: all of them while every token keeps a
+    label (cells of 9 px or more), else two while cells stay 5 px or more, else one (long tickets stacked)."""
+    for columns in (h_count, 2):
+        if columns <= h_count and _row_room(columns, width) / max(n, 1) >= (9.0 if columns == h_count else 5.0):
+            return columns
+    return 1
+
+
+def _row_room(columns: int, width: float) -> float:
+    """Pixels for the cells of one heatmap when `columns` of them share `width` (labels on the first only)."""
+    return (width - Y_LABELS_PX - HEADS_SPACING * (columns - 1)) / columns
+
+
+def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, block: int | None = None,
+              head_importance: pd.DataFrame | None = None, columns: int | None = None,
+              width: float = COLUMN_PX) -> alt.TopLevelMixin:
+    """The h heatmaps of one block, each on its own colour scale with its own legend, the query row framed in each.
+
+    `columns` heads per row: by default as many as fit `width` pixels with readable cells (`heads_columns`):
+    all four for short tickets, two, or one per row for long ones, so the grid never runs off the page; token
+    labels on the y axis of the first column only. With `head_importance` (rows block, head, accuracy_drop,
+    prob_drop), each subtitle carries what masking that head costs, so a pattern and whether it matters sit
+    together.
     """
     w = _np(patterns)
     if w.ndim != 3:
         raise ValueError(f"patterns must be (h, n, n), got {w.shape}")
     h_count, n = w.shape[0], len(tokens)
-    columns = columns or (h_count if n <= 20 else 2)
-    step = _cell_step(n, room=920.0 / columns - 30, lo=4.0, hi=18.0)
+    columns = columns or heads_columns(h_count, n, width)
+    step = _cell_step(n, room=_row_room(columns, width), lo=2.0, hi=18.0)
     charts = []
     for h in range(h_count):
-        title = None
+        subtitle = None
         if head_importance is not None and block is not None:
             hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == h + 1)]
             if len(hit):
                 r = hit.iloc[0]
-                title = (f"block {block} · head {h + 1} · masked: accuracy −{r['accuracy_drop']:.3f}, "
-                         f"p(true) −{r['prob_drop']:.3f}")
+                subtitle = f"masked: accuracy −{r['accuracy_drop']:.3f}, p(true) −{r['prob_drop']:.3f}"
         charts.append(head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
-                                   step=step, title=title))
-    rows = [alt.hconcat(*charts[i : i + columns], spacing=14) for i in range(0, h_count, columns)]
-    if len(rows) == 1:
-        return rows[0].resolve_scale(color="independent")
-    return alt.vconcat(*rows, spacing=18).resolve_scale(color="independent")
+                                   step=step, subtitle=subtitle))
+    # Every concatenation resolves colour itself: an hconcat inside a vconcat otherwise shares one scale and
+    # one legend between its heads (Vega warns "Conflicting scale property domains" and takes the union).
+    rows = [_independent(alt.hconcat(*charts[i : i + columns], spacing=HEADS_SPACING))
+            for i in range(0, h_count, columns)]
+    grid = rows[0] if len(rows) == 1 else _independent(alt.vconcat(*rows, spacing=18))
+    return grid.properties(autosize=alt.AutoSizeParams(type="pad"))    # drawn at its size, which fits `width`
+
+
+def _independent(chart):
+    return chart.resolve_scale(color="independent").resolve_legend(color="independent")
 
 
 def query_frame(patterns, tokens: Sequence[str], query_row: int) -> pd.DataFrame:
@@ -195,7 +227,7 @@ def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChar
     df = query_frame(patterns, tokens, query_row)
     labels = token_labels(tokens)
     n = len(tokens)
-    step = _cell_step(n, room=900.0, lo=6.0, hi=22.0)
+    step = _cell_step(n, room=COLUMN_PX - 110, lo=2.0, hi=22.0)     # head names and the weight axis beside
     base = alt.Chart().encode(
         x=alt.X("key:O", sort=labels, title="token read (key)",
                 axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
@@ -227,13 +259,17 @@ def bands_chart(patterns, tokens: Sequence[str]) -> alt.Chart:
     return alt.Chart(df).mark_rect().encode(
         x=alt.X("key:O", sort=labels, title="token read (key)",
                 axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
-                              labelOverlap=False if _cell_step(n, room=700.0, hi=24.0) >= 10 else "parity")),
+                              labelOverlap=False if _band_step(n) >= 10 else "parity")),
         y=alt.Y("head:N", title=None, axis=alt.Axis(labelOverlap=False)),
         color=alt.Color("received:Q", scale=alt.Scale(type="sqrt", scheme="oranges"),
                         legend=alt.Legend(title="mean received", orient="right", format=".2f")),
         tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("received:Q", title="mean received", format=".3f")],
-    ).properties(width=alt.Step(_cell_step(n, room=700.0, hi=24.0)), height=alt.Step(18),
+    ).properties(width=alt.Step(_band_step(n)), height=alt.Step(18),
                  title=alt.Title("mean weight each token receives, per head (the vertical bands)", anchor="start"))
+
+
+def _band_step(n: int) -> float:
+    return _cell_step(n, room=COLUMN_PX - 150, lo=2.0, hi=24.0)     # head names left, legend right
 
 
 def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:
@@ -249,7 +285,7 @@ def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:
             frames.append(df)
     df = pd.concat(frames, ignore_index=True)
     n = len(tokens)
-    side = float(min(150, max(60, 2.5 * n)))
+    side = float(min((COLUMN_PX - 80) / 4, max(60, 2.5 * n)))        # four heads and the block header
     return alt.Chart(df).mark_rect().encode(
         x=alt.X("key_pos:O", axis=None), y=alt.Y("query_pos:O", axis=None),
         color=alt.Color("relative:Q", scale=alt.Scale(type="sqrt", domain=[0, 1], scheme=HEATMAP_SCHEME),

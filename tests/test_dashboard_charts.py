@@ -141,8 +141,50 @@ def test_heads_row_wraps_long_tickets_into_rows_and_titles_head_importance():
                         "accuracy_drop": [0.01, 0.2, 0.0, 0.03], "prob_drop": [0.02, 0.3, 0.0, 0.05]})
     spec = charts.heads_row(W, tokens, query_row=0, block=2, head_importance=imp).to_dict()
     assert [len(r["hconcat"]) for r in spec["vconcat"]] == [2, 2]
-    titles = [sub["title"]["text"] for r in spec["vconcat"] for sub in r["hconcat"]]
-    assert "accuracy −0.200" in titles[1] and "p(true) −0.300" in titles[1]
+    titles = [sub["title"] for r in spec["vconcat"] for sub in r["hconcat"]]
+    assert titles[1]["text"] == "block 2 · head 2"
+    assert "accuracy −0.200" in titles[1]["subtitle"] and "p(true) −0.300" in titles[1]["subtitle"]
+
+
+def _concats(spec: dict) -> list[dict]:
+    found = []
+    if isinstance(spec, dict):
+        if "hconcat" in spec or "vconcat" in spec:
+            found.append(spec)
+        for v in spec.values():
+            found += _concats(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            found += _concats(v)
+    return found
+
+
+@pytest.mark.parametrize("n", [11, 30, 178])
+def test_heads_row_gives_every_head_its_own_colour_scale_and_legend(n):
+    # Issue 10 item 6: in a grid (a vconcat of hconcat rows) the heads of a row shared one scale and legend.
+    tokens = [f"w{i}" for i in range(n)]
+    with alt.data_transformers.disable_max_rows():          # as in Streamlit, which sends the data as Arrow
+        spec = charts.heads_row(_patterns(n=n)[0], tokens, query_row=0, block=1).to_dict()
+    concats = _concats(spec)
+    assert concats
+    for c in concats:
+        assert c["resolve"]["scale"]["color"] == "independent"
+        assert c["resolve"]["legend"]["color"] == "independent"
+
+
+@pytest.mark.parametrize("n, columns", [(11, 4), (30, 2), (44, 2), (60, 1), (178, 1)])
+def test_heads_row_fits_a_laptop_column_however_long_the_ticket(n, columns):
+    # Issue 10 item 8: a 178-token ticket's row of heads was 1,546 px wide, two heads off-screen.
+    tokens = [f"w{i}" for i in range(n)]
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.heads_row(_patterns(n=n)[0], tokens, query_row=n - 1, block=1).to_dict()
+    rows = spec["vconcat"] if "vconcat" in spec else [spec]
+    assert {len(r["hconcat"]) for r in rows} <= {columns, 4 % columns or columns}
+    assert len(rows[0]["hconcat"]) == columns
+    step = rows[0]["hconcat"][0]["width"]["step"]
+    width = columns * step * n + charts.Y_LABELS_PX + charts.HEADS_SPACING * (columns - 1)
+    assert width <= charts.COLUMN_PX
+    assert spec["autosize"] == {"type": "pad"}
 
 
 def test_the_query_frame_added_to_cached_heatmaps_equals_the_framed_heads_row():
