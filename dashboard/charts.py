@@ -25,11 +25,21 @@ SIGNAL_SCHEME = "purples"
 RANDOM_SIGNAL = "random"
 
 # Widths are budgets for the narrowest layout the dashboard is laid out for: the main column of a 1000 px wide
-# window with the sidebar open is about 620 px, half of it (two st.columns) about 300 px. Charts sized in steps
+# window with the sidebar open is 540 px (measured in Chromium), half of it (two st.columns) about 250 px. Charts sized in steps
 # (one band per token) draw at their own size whatever the window, so their steps come from these budgets.
-COLUMN_PX = 580
-HALF_COLUMN_PX = 280
+COLUMN_PX = 520
+HALF_COLUMN_PX = 250
 Y_LABELS_PX = 110                    # token labels (labelLimit 90) and the axis title beside them
+
+
+def cell_text_color(dark_cell: str):
+    """Text drawn on a coloured cell: white on a dark cell (the Vega expression `dark_cell`), near-black on a light
+    one, in the light and the dark theme alike (the cell, not the page, is behind it). Text that is not on a
+    cell sets no colour, so it takes the Streamlit theme's."""
+    return alt.condition(dark_cell, alt.value("#ffffff"), alt.value(ON_LIGHT_CELL))
+
+
+ON_LIGHT_CELL = "#1b1b1b"
 
 
 def _np(x) -> np.ndarray:
@@ -307,6 +317,7 @@ def confusion_frame(confusion, teams: Sequence[str]) -> pd.DataFrame:
 
 
 CONFUSION_PARAM = "cell"
+CONFUSION_STEP = 56                  # five teams and their labels in about 380 px
 
 
 def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
@@ -319,29 +330,31 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
     pick = alt.selection_point(name=CONFUSION_PARAM, fields=["true", "predicted"], on="click", clear="dblclick")
     base = alt.Chart(df).encode(
         x=alt.X("predicted:N", sort=list(teams), title="predicted team",
-                  axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False)),
+                  axis=alt.Axis(labelAngle=-35, labelAlign="left", orient="top", labelOverlap=False, labelLimit=90)),
         y=alt.Y("true:N", sort=list(teams), title="true team", axis=alt.Axis(labelOverlap=False)),
     )
     cells = base.mark_rect(stroke="white", strokeWidth=1, cursor="pointer").encode(
         color=alt.Color("share_of_true:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]),
-                        legend=alt.Legend(title="share of true team", format=".0%", gradientLength=150)),
+                        legend=alt.Legend(title="share of true team", format=".0%", gradientLength=150,
+                                          orient="bottom")),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
         tooltip=["true:N", "predicted:N", "count:Q", alt.Tooltip("share_of_true:Q", format=".1%")],
     ).add_params(pick)
     text = base.mark_text(fontSize=13).encode(
         text="count:Q",
-        color=alt.condition("datum.share_of_true > 0.5", alt.value("white"), alt.value("black")),
+        color=cell_text_color("datum.share_of_true > 0.5"),
     )
-    return alt.layer(cells, text).properties(width=alt.Step(78), height=alt.Step(40),
+    return alt.layer(cells, text).properties(width=alt.Step(CONFUSION_STEP), height=alt.Step(36),
                                              title=alt.Title("click a cell to filter the table; double-click to clear",
                                                              anchor="start", fontSize=11, fontWeight="normal"))
 
 
 SIGNED_EFFECTS = ("removal", "unk replacement")
+REMOVAL_SPACING = 8
 
 
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
-           fmt: str = ".3f") -> alt.Chart:
+           fmt: str = ".3f", width: float = 130) -> alt.Chart:
     """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal"."""
     y_axis = (alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11) if show_labels
               else alt.Axis(labels=False, ticks=False, title=None))
@@ -351,10 +364,12 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
         color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
-        x=alt.X(f"{column}:Q", title=None, axis=alt.Axis(tickCount=4, labelFontSize=10)),
+        x=alt.X(f"{column}:Q", title=None, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
+                                                         labelOverlap=True)),
         color=color,
         tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", format=fmt)],
-    ).properties(width=130, height=alt.Step(16), title=alt.Title(column, anchor="start", fontSize=12))
+    ).properties(width=width, height=alt.Step(16),
+                 title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10))
 
 
 def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequence[str]) -> alt.HConcatChart:
@@ -371,14 +386,18 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
     df = per_token.copy()
     df["label"] = [f"{int(p)}:{t}" for p, t in zip(df["position"], df["token"])]
     labels = list(df["label"])
+    count = len(effects) + len(signals)
+    # All panels share the column: about 130 px each for three, narrower (not below 60) for more.
+    width = float(max(60, min(130, (COLUMN_PX - Y_LABELS_PX) / count - REMOVAL_SPACING - 12)))
     panels = []
     for c in effects:
         kind = "signed" if c in SIGNED_EFFECTS else "magnitude"
-        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind))
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
     for c in signals:
         kind = "signed" if float(df[c].min()) < 0 else "signal"
-        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind))
-    return alt.hconcat(*panels, spacing=8).resolve_scale(x="independent")
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
+    return alt.hconcat(*panels, spacing=REMOVAL_SPACING).resolve_scale(x="independent").properties(
+        autosize=alt.AutoSizeParams(type="pad"))
 
 
 def tau_distribution(split: pd.DataFrame, signals: Sequence[str] | None = None,
@@ -403,7 +422,7 @@ def tau_distribution(split: pd.DataFrame, signals: Sequence[str] | None = None,
     if rnd is not None and np.isfinite(rnd):
         layers.append(alt.Chart(pd.DataFrame({"tau": [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
             x="tau:Q", tooltip=[alt.Tooltip("tau:Q", title="random baseline median", format=".3f")]))
-    return alt.layer(*layers).properties(width=360, height=alt.Step(22))
+    return alt.layer(*layers).properties(width=HALF_COLUMN_PX - 140, height=alt.Step(22))   # signal names left
 
 
 def tau_long(split: pd.DataFrame, signals: Sequence[str] | None = None, random_column: str | None = None) -> pd.DataFrame:
@@ -439,10 +458,10 @@ def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> 
     return alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("fraction:Q", title="fraction of tokens (top-k by the signal)", axis=alt.Axis(format=".0%")),
         y=alt.Y("drop:Q", title="drop in p(target)"),
-        color=alt.Color("signal:N", legend=alt.Legend(title="signal", orient="right")),
+        color=alt.Color("signal:N", legend=alt.Legend(title="signal", orient="bottom", columns=3, labelLimit=130)),
         tooltip=["signal:N", "measure:N", alt.Tooltip("fraction:Q", format=".0%"), *(["k:Q"] if "k" in long.columns else []),
                  alt.Tooltip("drop:Q", format=".3f")],
-    ).properties(width=240, height=200).facet(column=alt.Column("measure:N", title=None), spacing=12)
+    ).properties(width=(COLUMN_PX - 150) / 2, height=200).facet(column=alt.Column("measure:N", title=None), spacing=12)
 
 
 def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.Chart:
@@ -454,10 +473,11 @@ def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.
         x=alt.X("value:Q", title="mean over the split", axis=alt.Axis(tickCount=4)),
         color=alt.Color("signal:N", legend=None),
         tooltip=["signal:N", "measure:N", alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=150, height=alt.Step(16)).facet(column=alt.Column("measure:N", title=None), spacing=10)
+    ).properties(width=(HALF_COLUMN_PX - 150) / 2, height=alt.Step(16)).facet(
+        column=alt.Column("measure:N", title=None), spacing=10)
 
 
-def head_importance_chart(importance: pd.DataFrame) -> alt.HConcatChart:
+def head_importance_chart(importance: pd.DataFrame) -> alt.VConcatChart:
     """Block × head grid of what masking each head costs: accuracy drop and mean drop in p(true team)."""
     df = importance.copy()
     df["block"] = df["block"].astype(int)
@@ -470,16 +490,19 @@ def head_importance_chart(importance: pd.DataFrame) -> alt.HConcatChart:
             color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme="reds", domainMin=0), legend=None),
             tooltip=["block:O", "head:O", alt.Tooltip("accuracy:Q", format=".3f"),
                      alt.Tooltip("accuracy_drop:Q", format=".3f"), alt.Tooltip("prob_drop:Q", format=".3f")])
-        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"))
+        top = max(float(df[column].max()), 1e-12)
+        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"),
+                                                  color=cell_text_color(f"datum[{column!r}] > {0.6 * top!r}"))
         return alt.layer(rect, text).properties(width=alt.Step(44), height=alt.Step(34),
                                                 title=alt.Title(title, anchor="start", fontSize=12))
 
-    return alt.hconcat(grid("accuracy_drop", "accuracy drop when masked"),
+    # One above the other: side by side they need about 470 px, more than half a laptop's main column.
+    return alt.vconcat(grid("accuracy_drop", "accuracy drop when masked"),
                        grid("prob_drop", "drop in p(true team) when masked"), spacing=16)
 
 
 def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: bool = False,
-                    width: int = 760) -> alt.LayerChart:
+                    width: int = COLUMN_PX - 90) -> alt.LayerChart:      # the colour legend beside
     """The ticket's tokens laid out as lines of equal cells, each coloured by `values` (one per token).
 
     A chart, not HTML: a ticket's text can never act as markup. Diverging colours (red positive, blue
@@ -520,7 +543,7 @@ def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: boo
     )
     text = alt.Chart(df).mark_text(fontSize=12, limit=cell - 6).encode(
         x=x, y=y, text="token:N",
-        color=alt.condition(dark, alt.value("white"), alt.value("black")),
+        color=cell_text_color(dark),
         tooltip=tooltip,
     )
     return alt.layer(box, text).properties(width=alt.Step(cell), height=alt.Step(26),

@@ -13,6 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dashboard.charts import cell_text_color
+
 FRAME_COLOR = "#d62728"
 MATRIX_SCHEME = "blues"
 SERIES_COLORS = {"unscaled": "#e45756", "scaled": "#4c78a8"}
@@ -97,7 +99,11 @@ def matrix_chart(df: pd.DataFrame, name: str, marked_row: str | None = None, cel
                             alt.value("#f2d4c9")),
         tooltip=[alt.Tooltip("row:N"), alt.Tooltip("col:N"), alt.Tooltip("label:N", title="value")],
     )
-    text = alt.Chart(df).mark_text(fontSize=12).encode(x=x, y=y, text="label:N")
+    # On the cells, not the page: dark text on light cells (and on the pale −∞ ones), white on dark ones, in
+    # either theme; without a colour the text took the theme's, light grey on pale blue in the dark theme.
+    text = alt.Chart(df).mark_text(fontSize=12).encode(
+        x=x, y=y, text="label:N",
+        color=cell_text_color(f"isValid(datum.value) && datum.value > {lo + 0.6 * (hi - lo)!r}"))
     layers = [cells, text]
     if marked_row is not None:
         if marked_row not in rows:

@@ -172,7 +172,7 @@ def test_heads_row_gives_every_head_its_own_colour_scale_and_legend(n):
         assert c["resolve"]["legend"]["color"] == "independent"
 
 
-@pytest.mark.parametrize("n, columns", [(11, 4), (30, 2), (44, 2), (60, 1), (178, 1)])
+@pytest.mark.parametrize("n, columns", [(8, 4), (30, 2), (39, 2), (60, 1), (178, 1)])
 def test_heads_row_fits_a_laptop_column_however_long_the_ticket(n, columns):
     # Issue 10 item 8: a 178-token ticket's row of heads was 1,546 px wide, two heads off-screen.
     tokens = [f"w{i}" for i in range(n)]
@@ -345,6 +345,10 @@ def test_eraser_chart_curves_per_signal_for_both_measures():
     data = spec["datasets"][spec["data"]["name"]]
     assert {d["signal"] for d in data} == {"removal", "rollout"}
     assert {d["measure"] for d in data} == {"comprehensiveness", "sufficiency"} and len(data) == 2 * 2 * 5
+    # Issue 10 item 7: the legend sat right of the two panels, under the AOPC table beside them. Below the
+    # panels, and both panels with their axes within a laptop's column.
+    assert enc["color"]["legend"]["orient"] == "bottom"
+    assert 2 * spec["spec"]["width"] + spec["spacing"] + 130 <= charts.COLUMN_PX
 
 
 def test_mean_eraser_chart_bars_per_signal():
@@ -358,7 +362,7 @@ def test_head_importance_chart_grids_of_block_by_head():
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
                         "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
     spec = charts.head_importance_chart(imp).to_dict()
-    left, right = spec["hconcat"]
+    left, right = spec["vconcat"]
     assert left["layer"][0]["encoding"]["color"]["field"] == "accuracy_drop"
     assert right["layer"][0]["encoding"]["color"]["field"] == "prob_drop"
     for side in (left, right):
@@ -378,6 +382,77 @@ def test_every_builder_returns_an_altair_chart():
     for chart in built:
         assert isinstance(chart, alt.TopLevelMixin)
         assert chart.to_dict()["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+
+
+# -- both themes -----------------------------------------------------------------------------------------------------
+def _layers(spec) -> list[list[dict]]:
+    """Every group of sibling layers (a layered view's `layer` list; a single view counts as its own group)."""
+    groups = []
+    if isinstance(spec, dict):
+        if isinstance(spec.get("layer"), list):
+            groups.append(spec["layer"])
+        elif "mark" in spec:
+            groups.append([spec])
+        for k, v in spec.items():
+            if k not in ("datasets", "layer"):
+                groups += _layers(v)
+        for lay in spec.get("layer") or []:
+            groups += [g for g in _layers(lay) if g != [lay]]
+    elif isinstance(spec, list):
+        for v in spec:
+            groups += _layers(v)
+    return groups
+
+
+def _mark_type(layer: dict) -> str:
+    return layer["mark"]["type"] if isinstance(layer.get("mark"), dict) else layer.get("mark", "")
+
+
+def assert_readable_in_both_themes(spec: dict) -> None:
+    """Text on a coloured cell picks white or dark by the cell (a condition); any other text sets no colour and
+    takes the Streamlit theme's. No fixed black or white text on the page's own background."""
+    for group in _layers(spec):
+        on_cells = any(_mark_type(layer) == "rect" and (layer.get("mark", {}) if isinstance(layer.get("mark"), dict)
+                                                        else {}).get("filled", True) is not False for layer in group)
+        for layer in group:
+            if _mark_type(layer) != "text":
+                continue
+            mark = layer["mark"] if isinstance(layer["mark"], dict) else {}
+            assert "color" not in mark and "fill" not in mark, mark
+            color = layer.get("encoding", {}).get("color")
+            if on_cells:
+                assert color and "condition" in color, f"text on cells without a cell-dependent colour: {layer}"
+            else:
+                assert color is None, f"text on the page background with a fixed colour: {color}"
+
+
+def test_charts_read_in_the_dark_theme_as_in_the_light_one():
+    # Issue 10 item 15: the dashboard follows the OS theme; no chart may hard-code text colours for one of them.
+    P = _patterns()
+    imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
+                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
+    built = [charts.heads_row(P[0], TOKENS, 0), charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS),
+             charts.model_view(P, TOKENS), charts.confusion_chart(np.eye(5), TEAMS),
+             charts.removal_chart(_per_token(), ["removal"], ["rollout"]), charts.head_importance_chart(imp),
+             charts.tau_distribution(_split_table(), random_column="tau random"),
+             charts.token_highlight(TOKENS, np.ones(N), title="x")]
+    for chart in built:
+        assert_readable_in_both_themes(chart.to_dict())
+    text = charts.head_importance_chart(imp).to_dict()["vconcat"][0]["layer"][1]
+    assert text["encoding"]["color"]["value"] == charts.ON_LIGHT_CELL
+
+
+def test_streamlit_config_follows_the_os_theme():
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    theme = config.get("theme", {})
+    # A base, or any colour set directly under [theme], makes one custom theme (light) and the OS setting is ignored.
+    assert set(theme) <= {"light", "dark"}, theme
+    assert "base" not in theme.get("light", {}) and "base" not in theme.get("dark", {})
+    assert config.get("client", {}).get("toolbarMode") != "minimal"      # the menu keeps its theme switch
 
 
 # -- plain statements ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard import lesson_charts as lc
+from tests.test_dashboard_charts import assert_readable_in_both_themes
 from ticketnet import lesson
 
 
@@ -38,6 +39,7 @@ def test_matrix_frame_keeps_minus_infinity_as_text():
     d = spec(lc.matrix_chart(df, "M", "damaged"))
     assert d["title"]["text"] == "M  (3, 3)"
     assert len(d["layer"]) == 3                                  # cells, numbers, frame on 'damaged'
+    assert_readable_in_both_themes(d)                            # numbers dark or white by the cell, either theme
     frame = d["layer"][2]
     assert frame["mark"]["stroke"] == lc.FRAME_COLOR and frame["mark"]["filled"] is False
 
