@@ -24,6 +24,23 @@ EFFECT_SCHEME = "redblue"            # diverging: red = removing the token lower
 SIGNAL_SCHEME = "purples"
 RANDOM_SIGNAL = "random"
 
+# Widths are budgets for the narrowest layout the dashboard is laid out for: the main column of a 1000 px wide
+# window with the sidebar open is 540 px (measured in Chromium), half of it (two st.columns) about 250 px. Charts sized in steps
+# (one band per token) draw at their own size whatever the window, so their steps come from these budgets.
+COLUMN_PX = 520
+HALF_COLUMN_PX = 250
+Y_LABELS_PX = 110                    # token labels (labelLimit 90) and the axis title beside them
+
+
+def cell_text_color(dark_cell: str):
+    """Text drawn on a coloured cell: white on a dark cell (the Vega expression `dark_cell`), near-black on a light
+    one, in the light and the dark theme alike (the cell, not the page, is behind it). Text that is not on a
+    cell sets no colour, so it takes the Streamlit theme's."""
+    return alt.condition(dark_cell, alt.value("#ffffff"), alt.value(ON_LIGHT_CELL))
+
+
+ON_LIGHT_CELL = "#1b1b1b"
+
 
 def _np(x) -> np.ndarray:
     """A torch tensor, list or array as a float64 numpy array (no torch import needed here)."""
@@ -64,7 +81,7 @@ def pattern_frame(pattern, tokens: Sequence[str], head: int | None = None, block
 
 def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | None = None, *,
                  block: int | None = None, show_y_labels: bool = True, step: float | None = None,
-                 title: str | None = None) -> alt.LayerChart:
+                 title: str | None = None, subtitle: str | None = None) -> alt.LayerChart:
     """One head's (n, n) attention weights: rows = reading token (query), columns = token read (key).
 
     Colour: square-root scale from 0 to this head's largest weight. `query_row` (a position) is framed by a
@@ -74,7 +91,7 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     df = pattern_frame(pattern, tokens)
     labels = token_labels(tokens)
     peak = float(df["weight"].max()) if n else 1.0
-    step = step or _cell_step(n)
+    step = step or _cell_step(n, room=HALF_COLUMN_PX - Y_LABELS_PX, lo=2.0)
     font = 10 if step >= 11 else 9
     overlap = False if step >= 9 else "parity"            # every token labelled when the cells are tall enough
     x = alt.X("key:O", sort=labels, title="token read (key)",
@@ -94,7 +111,8 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     if query_row is not None:
         layers.append(query_row_frame(tokens, query_row))
     return alt.layer(*layers).properties(
-        width=alt.Step(step), height=alt.Step(step), title=alt.Title(heading, anchor="start"))
+        width=alt.Step(step), height=alt.Step(step),
+        title=alt.Title(heading, anchor="start", **({"subtitle": subtitle} if subtitle else {})))
 
 
 def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
@@ -141,36 +159,60 @@ def add_layer_to_views(spec: dict, layer: dict) -> dict:
     return out
 
 
-def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, block: int | None = None,
-              head_importance: pd.DataFrame | None = None, columns: int | None = None) -> alt.TopLevelMixin:
-    """The h heatmaps of one block side by side (each on its own colour scale), the query row framed in each.
+HEADS_SPACING = 14
 
-    `columns` heads per row: by default all of them for short tickets (≤ 20 tokens) and two for longer ones,
-    so every token keeps a readable label; token labels on the y axis of the first column only. With
-    `head_importance` (rows block, head, accuracy_drop, prob_drop), each title carries what masking that
-    head costs, so a pattern and whether it matters sit together.
+
+def heads_columns(h_count: int, n: int, width: float = COLUMN_PX) -> int:
+    """Heads per row so that a row of n-token heatmaps fits `width` pixels: all of them while every token keeps a
+    label (cells of 9 px or more), else two while cells stay 5 px or more, else one (long tickets stacked)."""
+    for columns in (h_count, 2):
+        if columns <= h_count and _row_room(columns, width) / max(n, 1) >= (9.0 if columns == h_count else 5.0):
+            return columns
+    return 1
+
+
+def _row_room(columns: int, width: float) -> float:
+    """Pixels for the cells of one heatmap when `columns` of them share `width` (labels on the first only)."""
+    return (width - Y_LABELS_PX - HEADS_SPACING * (columns - 1)) / columns
+
+
+def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, block: int | None = None,
+              head_importance: pd.DataFrame | None = None, columns: int | None = None,
+              width: float = COLUMN_PX) -> alt.TopLevelMixin:
+    """The h heatmaps of one block, each on its own colour scale with its own legend, the query row framed in each.
+
+    `columns` heads per row: by default as many as fit `width` pixels with readable cells (`heads_columns`):
+    all four for short tickets, two, or one per row for long ones, so the grid never runs off the page; token
+    labels on the y axis of the first column only. With `head_importance` (rows block, head, accuracy_drop,
+    prob_drop), each subtitle carries what masking that head costs, so a pattern and whether it matters sit
+    together.
     """
     w = _np(patterns)
     if w.ndim != 3:
         raise ValueError(f"patterns must be (h, n, n), got {w.shape}")
     h_count, n = w.shape[0], len(tokens)
-    columns = columns or (h_count if n <= 20 else 2)
-    step = _cell_step(n, room=920.0 / columns - 30, lo=4.0, hi=18.0)
+    columns = columns or heads_columns(h_count, n, width)
+    step = _cell_step(n, room=_row_room(columns, width), lo=2.0, hi=18.0)
     charts = []
     for h in range(h_count):
-        title = None
+        subtitle = None
         if head_importance is not None and block is not None:
             hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == h + 1)]
             if len(hit):
                 r = hit.iloc[0]
-                title = (f"block {block} · head {h + 1} · masked: accuracy −{r['accuracy_drop']:.3f}, "
-                         f"p(true) −{r['prob_drop']:.3f}")
+                subtitle = f"masked: accuracy −{r['accuracy_drop']:.3f}, p(true) −{r['prob_drop']:.3f}"
         charts.append(head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
-                                   step=step, title=title))
-    rows = [alt.hconcat(*charts[i : i + columns], spacing=14) for i in range(0, h_count, columns)]
-    if len(rows) == 1:
-        return rows[0].resolve_scale(color="independent")
-    return alt.vconcat(*rows, spacing=18).resolve_scale(color="independent")
+                                   step=step, subtitle=subtitle))
+    # Every concatenation resolves colour itself: an hconcat inside a vconcat otherwise shares one scale and
+    # one legend between its heads (Vega warns "Conflicting scale property domains" and takes the union).
+    rows = [_independent(alt.hconcat(*charts[i : i + columns], spacing=HEADS_SPACING))
+            for i in range(0, h_count, columns)]
+    grid = rows[0] if len(rows) == 1 else _independent(alt.vconcat(*rows, spacing=18))
+    return grid.properties(autosize=alt.AutoSizeParams(type="pad"))    # drawn at its size, which fits `width`
+
+
+def _independent(chart):
+    return chart.resolve_scale(color="independent").resolve_legend(color="independent")
 
 
 def query_frame(patterns, tokens: Sequence[str], query_row: int) -> pd.DataFrame:
@@ -195,7 +237,7 @@ def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChar
     df = query_frame(patterns, tokens, query_row)
     labels = token_labels(tokens)
     n = len(tokens)
-    step = _cell_step(n, room=900.0, lo=6.0, hi=22.0)
+    step = _cell_step(n, room=COLUMN_PX - 110, lo=2.0, hi=22.0)     # head names and the weight axis beside
     base = alt.Chart().encode(
         x=alt.X("key:O", sort=labels, title="token read (key)",
                 axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
@@ -227,13 +269,17 @@ def bands_chart(patterns, tokens: Sequence[str]) -> alt.Chart:
     return alt.Chart(df).mark_rect().encode(
         x=alt.X("key:O", sort=labels, title="token read (key)",
                 axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
-                              labelOverlap=False if _cell_step(n, room=700.0, hi=24.0) >= 10 else "parity")),
+                              labelOverlap=False if _band_step(n) >= 10 else "parity")),
         y=alt.Y("head:N", title=None, axis=alt.Axis(labelOverlap=False)),
         color=alt.Color("received:Q", scale=alt.Scale(type="sqrt", scheme="oranges"),
                         legend=alt.Legend(title="mean received", orient="right", format=".2f")),
         tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("received:Q", title="mean received", format=".3f")],
-    ).properties(width=alt.Step(_cell_step(n, room=700.0, hi=24.0)), height=alt.Step(18),
+    ).properties(width=alt.Step(_band_step(n)), height=alt.Step(18),
                  title=alt.Title("mean weight each token receives, per head (the vertical bands)", anchor="start"))
+
+
+def _band_step(n: int) -> float:
+    return _cell_step(n, room=COLUMN_PX - 150, lo=2.0, hi=24.0)     # head names left, legend right
 
 
 def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:
@@ -249,7 +295,7 @@ def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:
             frames.append(df)
     df = pd.concat(frames, ignore_index=True)
     n = len(tokens)
-    side = float(min(150, max(60, 2.5 * n)))
+    side = float(min((COLUMN_PX - 80) / 4, max(60, 2.5 * n)))        # four heads and the block header
     return alt.Chart(df).mark_rect().encode(
         x=alt.X("key_pos:O", axis=None), y=alt.Y("query_pos:O", axis=None),
         color=alt.Color("relative:Q", scale=alt.Scale(type="sqrt", domain=[0, 1], scheme=HEATMAP_SCHEME),
@@ -271,6 +317,7 @@ def confusion_frame(confusion, teams: Sequence[str]) -> pd.DataFrame:
 
 
 CONFUSION_PARAM = "cell"
+CONFUSION_STEP = 56                  # five teams and their labels in about 380 px
 
 
 def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
@@ -283,29 +330,31 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
     pick = alt.selection_point(name=CONFUSION_PARAM, fields=["true", "predicted"], on="click", clear="dblclick")
     base = alt.Chart(df).encode(
         x=alt.X("predicted:N", sort=list(teams), title="predicted team",
-                  axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False)),
+                  axis=alt.Axis(labelAngle=-35, labelAlign="left", orient="top", labelOverlap=False, labelLimit=90)),
         y=alt.Y("true:N", sort=list(teams), title="true team", axis=alt.Axis(labelOverlap=False)),
     )
     cells = base.mark_rect(stroke="white", strokeWidth=1, cursor="pointer").encode(
         color=alt.Color("share_of_true:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]),
-                        legend=alt.Legend(title="share of true team", format=".0%", gradientLength=150)),
+                        legend=alt.Legend(title="share of true team", format=".0%", gradientLength=150,
+                                          orient="bottom")),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
         tooltip=["true:N", "predicted:N", "count:Q", alt.Tooltip("share_of_true:Q", format=".1%")],
     ).add_params(pick)
     text = base.mark_text(fontSize=13).encode(
         text="count:Q",
-        color=alt.condition("datum.share_of_true > 0.5", alt.value("white"), alt.value("black")),
+        color=cell_text_color("datum.share_of_true > 0.5"),
     )
-    return alt.layer(cells, text).properties(width=alt.Step(78), height=alt.Step(40),
+    return alt.layer(cells, text).properties(width=alt.Step(CONFUSION_STEP), height=alt.Step(36),
                                              title=alt.Title("click a cell to filter the table; double-click to clear",
                                                              anchor="start", fontSize=11, fontWeight="normal"))
 
 
 SIGNED_EFFECTS = ("removal", "unk replacement")
+REMOVAL_SPACING = 8
 
 
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
-           fmt: str = ".3f") -> alt.Chart:
+           fmt: str = ".3f", width: float = 130) -> alt.Chart:
     """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal"."""
     y_axis = (alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11) if show_labels
               else alt.Axis(labels=False, ticks=False, title=None))
@@ -315,10 +364,12 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
         color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
-        x=alt.X(f"{column}:Q", title=None, axis=alt.Axis(tickCount=4, labelFontSize=10)),
+        x=alt.X(f"{column}:Q", title=None, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
+                                                         labelOverlap=True)),
         color=color,
         tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", format=fmt)],
-    ).properties(width=130, height=alt.Step(16), title=alt.Title(column, anchor="start", fontSize=12))
+    ).properties(width=width, height=alt.Step(16),
+                 title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10))
 
 
 def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequence[str]) -> alt.HConcatChart:
@@ -335,14 +386,18 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
     df = per_token.copy()
     df["label"] = [f"{int(p)}:{t}" for p, t in zip(df["position"], df["token"])]
     labels = list(df["label"])
+    count = len(effects) + len(signals)
+    # All panels share the column: about 130 px each for three, narrower (not below 60) for more.
+    width = float(max(60, min(130, (COLUMN_PX - Y_LABELS_PX) / count - REMOVAL_SPACING - 12)))
     panels = []
     for c in effects:
         kind = "signed" if c in SIGNED_EFFECTS else "magnitude"
-        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind))
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
     for c in signals:
         kind = "signed" if float(df[c].min()) < 0 else "signal"
-        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind))
-    return alt.hconcat(*panels, spacing=8).resolve_scale(x="independent")
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
+    return alt.hconcat(*panels, spacing=REMOVAL_SPACING).resolve_scale(x="independent").properties(
+        autosize=alt.AutoSizeParams(type="pad"))
 
 
 def tau_distribution(split: pd.DataFrame, signals: Sequence[str] | None = None,
@@ -367,7 +422,7 @@ def tau_distribution(split: pd.DataFrame, signals: Sequence[str] | None = None,
     if rnd is not None and np.isfinite(rnd):
         layers.append(alt.Chart(pd.DataFrame({"tau": [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
             x="tau:Q", tooltip=[alt.Tooltip("tau:Q", title="random baseline median", format=".3f")]))
-    return alt.layer(*layers).properties(width=360, height=alt.Step(22))
+    return alt.layer(*layers).properties(width=HALF_COLUMN_PX - 140, height=alt.Step(22))   # signal names left
 
 
 def tau_long(split: pd.DataFrame, signals: Sequence[str] | None = None, random_column: str | None = None) -> pd.DataFrame:
@@ -403,10 +458,10 @@ def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> 
     return alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("fraction:Q", title="fraction of tokens (top-k by the signal)", axis=alt.Axis(format=".0%")),
         y=alt.Y("drop:Q", title="drop in p(target)"),
-        color=alt.Color("signal:N", legend=alt.Legend(title="signal", orient="right")),
+        color=alt.Color("signal:N", legend=alt.Legend(title="signal", orient="bottom", columns=3, labelLimit=130)),
         tooltip=["signal:N", "measure:N", alt.Tooltip("fraction:Q", format=".0%"), *(["k:Q"] if "k" in long.columns else []),
                  alt.Tooltip("drop:Q", format=".3f")],
-    ).properties(width=240, height=200).facet(column=alt.Column("measure:N", title=None), spacing=12)
+    ).properties(width=(COLUMN_PX - 150) / 2, height=200).facet(column=alt.Column("measure:N", title=None), spacing=12)
 
 
 def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.Chart:
@@ -418,10 +473,11 @@ def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.
         x=alt.X("value:Q", title="mean over the split", axis=alt.Axis(tickCount=4)),
         color=alt.Color("signal:N", legend=None),
         tooltip=["signal:N", "measure:N", alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=150, height=alt.Step(16)).facet(column=alt.Column("measure:N", title=None), spacing=10)
+    ).properties(width=(HALF_COLUMN_PX - 150) / 2, height=alt.Step(16)).facet(
+        column=alt.Column("measure:N", title=None), spacing=10)
 
 
-def head_importance_chart(importance: pd.DataFrame) -> alt.HConcatChart:
+def head_importance_chart(importance: pd.DataFrame) -> alt.VConcatChart:
     """Block × head grid of what masking each head costs: accuracy drop and mean drop in p(true team)."""
     df = importance.copy()
     df["block"] = df["block"].astype(int)
@@ -434,16 +490,19 @@ def head_importance_chart(importance: pd.DataFrame) -> alt.HConcatChart:
             color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme="reds", domainMin=0), legend=None),
             tooltip=["block:O", "head:O", alt.Tooltip("accuracy:Q", format=".3f"),
                      alt.Tooltip("accuracy_drop:Q", format=".3f"), alt.Tooltip("prob_drop:Q", format=".3f")])
-        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"))
+        top = max(float(df[column].max()), 1e-12)
+        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"),
+                                                  color=cell_text_color(f"datum[{column!r}] > {0.6 * top!r}"))
         return alt.layer(rect, text).properties(width=alt.Step(44), height=alt.Step(34),
                                                 title=alt.Title(title, anchor="start", fontSize=12))
 
-    return alt.hconcat(grid("accuracy_drop", "accuracy drop when masked"),
+    # One above the other: side by side they need about 470 px, more than half a laptop's main column.
+    return alt.vconcat(grid("accuracy_drop", "accuracy drop when masked"),
                        grid("prob_drop", "drop in p(true team) when masked"), spacing=16)
 
 
 def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: bool = False,
-                    width: int = 760) -> alt.LayerChart:
+                    width: int = COLUMN_PX - 90) -> alt.LayerChart:      # the colour legend beside
     """The ticket's tokens laid out as lines of equal cells, each coloured by `values` (one per token).
 
     A chart, not HTML: a ticket's text can never act as markup. Diverging colours (red positive, blue
@@ -484,7 +543,7 @@ def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: boo
     )
     text = alt.Chart(df).mark_text(fontSize=12, limit=cell - 6).encode(
         x=x, y=y, text="token:N",
-        color=alt.condition(dark, alt.value("white"), alt.value("black")),
+        color=cell_text_color(dark),
         tooltip=tooltip,
     )
     return alt.layer(box, text).properties(width=alt.Step(cell), height=alt.Step(26),

@@ -13,9 +13,16 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dashboard.charts import cell_text_color
+
 FRAME_COLOR = "#d62728"
 MATRIX_SCHEME = "blues"
 SERIES_COLORS = {"unscaled": "#e45756", "scaled": "#4c78a8"}
+
+# Layered line charts with a legend below: the width follows the page column, the height stays the plot's own.
+# Without it Streamlit sizes a layered chart with autosize "fit": title, axes and a three-row legend are taken
+# out of the fixed height and the plot itself collapses to a flat line with its y labels stacked.
+FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
 def _fmt(x: float) -> str:
@@ -92,7 +99,11 @@ def matrix_chart(df: pd.DataFrame, name: str, marked_row: str | None = None, cel
                             alt.value("#f2d4c9")),
         tooltip=[alt.Tooltip("row:N"), alt.Tooltip("col:N"), alt.Tooltip("label:N", title="value")],
     )
-    text = alt.Chart(df).mark_text(fontSize=12).encode(x=x, y=y, text="label:N")
+    # On the cells, not the page: dark text on light cells (and on the pale −∞ ones), white on dark ones, in
+    # either theme; without a colour the text took the theme's, light grey on pale blue in the dark theme.
+    text = alt.Chart(df).mark_text(fontSize=12).encode(
+        x=x, y=y, text="label:N",
+        color=cell_text_color(f"isValid(datum.value) && datum.value > {lo + 0.6 * (hi - lo)!r}"))
     layers = [cells, text]
     if marked_row is not None:
         if marked_row not in rows:
@@ -143,14 +154,15 @@ def variance_chart(df: pd.DataFrame, selected: int | None = None) -> alt.LayerCh
               axis=alt.Axis(values=sorted(df["d_k"].unique().tolist())))
     y = alt.Y("variance:Q", scale=alt.Scale(type="log"), title="measured variance (log scale)")
     lines = alt.Chart(df).mark_line(point=True).encode(
-        x=x, y=y, color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom")),
+        x=x, y=y, color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("d_k:Q"), alt.Tooltip("variance:Q", format=".3f")],
     )
     layers = [lines]
     if selected is not None:
         layers.append(alt.Chart(pd.DataFrame({"d_k": [selected]})).mark_rule(color="#999999", strokeDash=[3, 3])
                       .encode(x="d_k:Q"))
-    return alt.layer(*layers).properties(width=420, height=260, title="Var(q·k) grows like d_k; scaled it stays at 1")
+    return alt.layer(*layers).properties(width=420, height=260, title="Var(q·k) grows like d_k; scaled it stays at 1",
+                                        autosize=FIT_WIDTH)
 
 
 # -- masks and saturation ------------------------------------------------------------------------------------
@@ -195,7 +207,7 @@ def saturation_chart(df: pd.DataFrame, current: float | None = None) -> alt.Laye
     if current is not None:
         layers.append(alt.Chart(pd.DataFrame({"factor": [float(current)]})).mark_rule(color=FRAME_COLOR)
                       .encode(x="factor:Q"))
-    return alt.layer(*layers).properties(width=420, height=220,
+    return alt.layer(*layers).properties(width=420, height=220, autosize=FIT_WIDTH,
                                          title="Scores grow with the square of the factor: softmax saturates")
 
 
@@ -225,10 +237,14 @@ def _cost_chart(df: pd.DataFrame, field: str, y_title: str, title: str, machine:
     ns = sorted(data["n"].unique().tolist())
     base = data[data["variant"].str.startswith("readable")]
     layers = []
-    x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens n (log scale)", axis=alt.Axis(values=ns))
-    y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log"), title=y_title)
+    x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens n (log scale)",
+              axis=alt.Axis(values=ns, labelOverlap="greedy"))
+    # Log y: one label per power of ten at most (`~s`: 0.01, 1, 100, 10k), never stacked on each other.
+    y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log"), title=y_title,
+              axis=alt.Axis(tickCount=6, format="~s", labelOverlap="greedy", labelSeparation=4))
     lines = alt.Chart(data).mark_line(point=True).encode(
-        x=x, y=y, color=alt.Color("variant:N", title=None, legend=alt.Legend(orient="bottom", columns=1)),
+        x=x, y=y, color=alt.Color("variant:N", title=None,
+                                  legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("n:Q"), alt.Tooltip(f"{field}:Q", format=".3f")])
     layers.append(lines)
     if len(base):
@@ -237,4 +253,5 @@ def _cost_chart(df: pd.DataFrame, field: str, y_title: str, title: str, machine:
         ref = pd.DataFrame({"n": ns, field: [v0 * (n / n0) ** 2 for n in ns], "variant": REFERENCE})
         layers.append(alt.Chart(ref).mark_line(strokeDash=[5, 4], color="#888888").encode(
             x=x, y=y, tooltip=[alt.Tooltip("n:Q"), alt.Tooltip(f"{field}:Q", format=".3f", title="n² reference")]))
-    return alt.layer(*layers).properties(width=440, height=280, title=_machine_title(title, machine))
+    return alt.layer(*layers).properties(width=440, height=280, title=_machine_title(title, machine),
+                                         autosize=FIT_WIDTH)

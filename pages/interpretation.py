@@ -34,7 +34,7 @@ with st.container(border=True):
     ui.notices(ins.encoded)
 
 predicted = int(ins.predicted)
-t1, t2 = st.columns([1, 3], vertical_alignment="bottom")
+t1, t2 = st.columns([2, 3], vertical_alignment="bottom")      # the target label and team whole at 1000 px
 target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)), index=predicted,
                       format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
                       key=f"target_{text_key}")
@@ -145,14 +145,13 @@ if has_effect:
                "is a random ordering every signal should beat.")
     e_signals = st.multiselect("Signals", sorted(set(ti.eraser["signal"])), key="eraser_signals",
                                default=[s for s in ERASER_DEFAULT if s in set(ti.eraser["signal"])])
-    e1, e2 = st.columns([3, 2], gap="large")
-    with e1:
-        ui.chart(charts.eraser_chart, ti.eraser, e_signals or None)
-    with e2:
-        st.dataframe(narrative.tidy_numbers(ti.aopc, 3), hide_index=True, width="stretch", column_config={
-            "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
-            "sufficiency": st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
-        ui.csv_download(ti.eraser, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
+    # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
+    # sufficiency column was cut off.
+    ui.chart(charts.eraser_chart, ti.eraser, e_signals or None)
+    st.dataframe(narrative.tidy_numbers(ti.aopc, 3), hide_index=True, column_config={
+        "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
+        "sufficiency": st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
+    ui.csv_download(ti.eraser, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
 
 # -- evidence -------------------------------------------------------------------------------------------------------
 if ti.evidence is not None:

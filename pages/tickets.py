@@ -89,7 +89,10 @@ split = split or "valid"
 table = loading.split_table(split)
 summary = loading.quality(split)
 
-q_left, q_right = st.columns([2, 3], gap="large")
+# Side by side when both fit the window, the confusion matrix below the metrics in a narrow one (st.columns would
+# squeeze the metrics to "0…" and the matrix to an unreadable width at 1000 px).
+quality = st.container(horizontal=True, gap="large")
+q_left, q_right = quality.container(width=420), quality.container(width="content")
 with q_left:
     st.subheader("Model quality")
     m1, m2, m3 = st.columns(3)
@@ -108,7 +111,7 @@ with q_right:
     st.subheader("Confusion matrix")
     confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get('_confusion_reset', 0)}"
     event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
-                            on_select="rerun", selection_mode=charts.CONFUSION_PARAM)
+                            on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
     try:
         picked_cells = event["selection"].get(charts.CONFUSION_PARAM) or []
     except (KeyError, TypeError, AttributeError):
@@ -118,8 +121,8 @@ with q_right:
 # -- filters ----------------------------------------------------------------------------------------------------
 interp = loading.split_interpretation(split)
 st.subheader("Find a ticket")
-f1, f2, f3, f4, f5, f6, f7 = st.columns([1.1, 1.1, 1.3, 1.1, 1.5, 1.7, 1.4], gap="small",
-                                        vertical_alignment="bottom")
+filter_row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")   # wraps, labels kept whole
+f1, f2, f3, f4, f5, f6, f7 = (filter_row.container(width=w) for w in (140, 150, 170, 140, 170, 200, 170))
 f1.selectbox("True team", ["any", *teams], key="true_filter")
 f2.selectbox("Predicted team", ["any", *teams], key="pred_filter")
 patterns = sorted(p for p in table["pattern"].unique() if p)
@@ -142,8 +145,8 @@ if interp is not None:
 view = filters.sort(view, chosen["sort_by"])
 
 columns = ["ticket_id", "text", "team", "predicted", "confidence", "correct", "tokens", "pattern"]
-if interp is not None:
-    columns += ["disagreement", "tau rollout"]
+if interp is not None:                  # next to the id, in view without scrolling the table sideways
+    columns[1:1] = ["disagreement", "tau rollout"]
 view = view[columns].reset_index(drop=True)
 
 status = f"{len(view)} of {len(table)} tickets"
@@ -167,7 +170,7 @@ ui.explain_links(pick, picked_row)
 
 config = {
     "ticket_id": st.column_config.TextColumn("ticket", width="small", pinned=True),
-    "text": st.column_config.TextColumn("text", width="large"),
+    "text": st.column_config.TextColumn("text", width="medium"),
     "team": st.column_config.TextColumn("true team", width="small"),
     "predicted": st.column_config.TextColumn("predicted", width="small"),
     "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0, format="%.2f",
@@ -183,7 +186,7 @@ config = {
         help="(1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
              "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed. Sort to find where attention "
              "misleads."),
-    "tau rollout": st.column_config.NumberColumn("τ rollout vs removal", format="%.2f"),
+    "tau rollout": st.column_config.NumberColumn("τ rollout vs removal", format="%.2f", width="small"),
 }
 st.dataframe(view, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
              column_config=config, width="stretch", height=460)

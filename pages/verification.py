@@ -1,4 +1,4 @@
-"""Verification: the parity suite run live, the very rows `tests/test_parity.py` asserts on."""
+"""Verification: the parity suite run live, the very rows `tests/nn/test_parity.py` asserts on."""
 
 from __future__ import annotations
 

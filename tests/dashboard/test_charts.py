@@ -141,8 +141,50 @@ def test_heads_row_wraps_long_tickets_into_rows_and_titles_head_importance():
                         "accuracy_drop": [0.01, 0.2, 0.0, 0.03], "prob_drop": [0.02, 0.3, 0.0, 0.05]})
     spec = charts.heads_row(W, tokens, query_row=0, block=2, head_importance=imp).to_dict()
     assert [len(r["hconcat"]) for r in spec["vconcat"]] == [2, 2]
-    titles = [sub["title"]["text"] for r in spec["vconcat"] for sub in r["hconcat"]]
-    assert "accuracy −0.200" in titles[1] and "p(true) −0.300" in titles[1]
+    titles = [sub["title"] for r in spec["vconcat"] for sub in r["hconcat"]]
+    assert titles[1]["text"] == "block 2 · head 2"
+    assert "accuracy −0.200" in titles[1]["subtitle"] and "p(true) −0.300" in titles[1]["subtitle"]
+
+
+def _concats(spec: dict) -> list[dict]:
+    found = []
+    if isinstance(spec, dict):
+        if "hconcat" in spec or "vconcat" in spec:
+            found.append(spec)
+        for v in spec.values():
+            found += _concats(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            found += _concats(v)
+    return found
+
+
+@pytest.mark.parametrize("n", [11, 30, 178])
+def test_heads_row_gives_every_head_its_own_colour_scale_and_legend(n):
+    # Issue 10 item 6: in a grid (a vconcat of hconcat rows) the heads of a row shared one scale and legend.
+    tokens = [f"w{i}" for i in range(n)]
+    with alt.data_transformers.disable_max_rows():          # as in Streamlit, which sends the data as Arrow
+        spec = charts.heads_row(_patterns(n=n)[0], tokens, query_row=0, block=1).to_dict()
+    concats = _concats(spec)
+    assert concats
+    for c in concats:
+        assert c["resolve"]["scale"]["color"] == "independent"
+        assert c["resolve"]["legend"]["color"] == "independent"
+
+
+@pytest.mark.parametrize("n, columns", [(8, 4), (30, 2), (39, 2), (60, 1), (178, 1)])
+def test_heads_row_fits_a_laptop_column_however_long_the_ticket(n, columns):
+    # Issue 10 item 8: a 178-token ticket's row of heads was 1,546 px wide, two heads off-screen.
+    tokens = [f"w{i}" for i in range(n)]
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.heads_row(_patterns(n=n)[0], tokens, query_row=n - 1, block=1).to_dict()
+    rows = spec["vconcat"] if "vconcat" in spec else [spec]
+    assert {len(r["hconcat"]) for r in rows} <= {columns, 4 % columns or columns}
+    assert len(rows[0]["hconcat"]) == columns
+    step = rows[0]["hconcat"][0]["width"]["step"]
+    width = columns * step * n + charts.Y_LABELS_PX + charts.HEADS_SPACING * (columns - 1)
+    assert width <= charts.COLUMN_PX
+    assert spec["autosize"] == {"type": "pad"}
 
 
 def test_the_query_frame_added_to_cached_heatmaps_equals_the_framed_heads_row():
@@ -303,6 +345,10 @@ def test_eraser_chart_curves_per_signal_for_both_measures():
     data = spec["datasets"][spec["data"]["name"]]
     assert {d["signal"] for d in data} == {"removal", "rollout"}
     assert {d["measure"] for d in data} == {"comprehensiveness", "sufficiency"} and len(data) == 2 * 2 * 5
+    # Issue 10 item 7: the legend sat right of the two panels, under the AOPC table beside them. Below the
+    # panels, and both panels with their axes within a laptop's column.
+    assert enc["color"]["legend"]["orient"] == "bottom"
+    assert 2 * spec["spec"]["width"] + spec["spacing"] + 130 <= charts.COLUMN_PX
 
 
 def test_mean_eraser_chart_bars_per_signal():
@@ -316,7 +362,7 @@ def test_head_importance_chart_grids_of_block_by_head():
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
                         "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
     spec = charts.head_importance_chart(imp).to_dict()
-    left, right = spec["hconcat"]
+    left, right = spec["vconcat"]
     assert left["layer"][0]["encoding"]["color"]["field"] == "accuracy_drop"
     assert right["layer"][0]["encoding"]["color"]["field"] == "prob_drop"
     for side in (left, right):
@@ -336,6 +382,77 @@ def test_every_builder_returns_an_altair_chart():
     for chart in built:
         assert isinstance(chart, alt.TopLevelMixin)
         assert chart.to_dict()["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+
+
+# -- both themes -----------------------------------------------------------------------------------------------------
+def _layers(spec) -> list[list[dict]]:
+    """Every group of sibling layers (a layered view's `layer` list; a single view counts as its own group)."""
+    groups = []
+    if isinstance(spec, dict):
+        if isinstance(spec.get("layer"), list):
+            groups.append(spec["layer"])
+        elif "mark" in spec:
+            groups.append([spec])
+        for k, v in spec.items():
+            if k not in ("datasets", "layer"):
+                groups += _layers(v)
+        for lay in spec.get("layer") or []:
+            groups += [g for g in _layers(lay) if g != [lay]]
+    elif isinstance(spec, list):
+        for v in spec:
+            groups += _layers(v)
+    return groups
+
+
+def _mark_type(layer: dict) -> str:
+    return layer["mark"]["type"] if isinstance(layer.get("mark"), dict) else layer.get("mark", "")
+
+
+def assert_readable_in_both_themes(spec: dict) -> None:
+    """Text on a coloured cell picks white or dark by the cell (a condition); any other text sets no colour and
+    takes the Streamlit theme's. No fixed black or white text on the page's own background."""
+    for group in _layers(spec):
+        on_cells = any(_mark_type(layer) == "rect" and (layer.get("mark", {}) if isinstance(layer.get("mark"), dict)
+                                                        else {}).get("filled", True) is not False for layer in group)
+        for layer in group:
+            if _mark_type(layer) != "text":
+                continue
+            mark = layer["mark"] if isinstance(layer["mark"], dict) else {}
+            assert "color" not in mark and "fill" not in mark, mark
+            color = layer.get("encoding", {}).get("color")
+            if on_cells:
+                assert color and "condition" in color, f"text on cells without a cell-dependent colour: {layer}"
+            else:
+                assert color is None, f"text on the page background with a fixed colour: {color}"
+
+
+def test_charts_read_in_the_dark_theme_as_in_the_light_one():
+    # Issue 10 item 15: the dashboard follows the OS theme; no chart may hard-code text colours for one of them.
+    P = _patterns()
+    imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
+                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
+    built = [charts.heads_row(P[0], TOKENS, 0), charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS),
+             charts.model_view(P, TOKENS), charts.confusion_chart(np.eye(5), TEAMS),
+             charts.removal_chart(_per_token(), ["removal"], ["rollout"]), charts.head_importance_chart(imp),
+             charts.tau_distribution(_split_table(), random_column="tau random"),
+             charts.token_highlight(TOKENS, np.ones(N), title="x")]
+    for chart in built:
+        assert_readable_in_both_themes(chart.to_dict())
+    text = charts.head_importance_chart(imp).to_dict()["vconcat"][0]["layer"][1]
+    assert text["encoding"]["color"]["value"] == charts.ON_LIGHT_CELL
+
+
+def test_streamlit_config_follows_the_os_theme():
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    theme = config.get("theme", {})
+    # A base, or any colour set directly under [theme], makes one custom theme (light) and the OS setting is ignored.
+    assert set(theme) <= {"light", "dark"}, theme
+    assert "base" not in theme.get("light", {}) and "base" not in theme.get("dark", {})
+    assert config.get("client", {}).get("toolbarMode") != "minimal"      # the menu keeps its theme switch
 
 
 # -- plain statements ------------------------------------------------------------------------------------------------

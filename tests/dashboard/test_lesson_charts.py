@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard import lesson_charts as lc
+from tests.dashboard.test_charts import assert_readable_in_both_themes
 from ticketnet.lesson import explorers as lesson
 
 
@@ -38,6 +39,7 @@ def test_matrix_frame_keeps_minus_infinity_as_text():
     d = spec(lc.matrix_chart(df, "M", "damaged"))
     assert d["title"]["text"] == "M  (3, 3)"
     assert len(d["layer"]) == 3                                  # cells, numbers, frame on 'damaged'
+    assert_readable_in_both_themes(d)                            # numbers dark or white by the cell, either theme
     frame = d["layer"][2]
     assert frame["mark"]["stroke"] == lc.FRAME_COLOR and frame["mark"]["filled"] is False
 
@@ -115,3 +117,30 @@ def test_cost_charts_have_the_n2_reference_and_machine_subtitle():
 def test_fmt():
     assert lc._fmt(float("-inf")) == "−∞" and lc._fmt(-0.0) == "0" and lc._fmt(0.35355) == "0.354"
     assert lc._fmt(-1.5) == "−1.5" and lc._fmt(math.nan) == "NaN"
+
+
+@pytest.mark.parametrize("build, field", [(lc.cost_time_chart, "ms"), (lc.cost_memory_chart, "peak_mb")])
+def test_cost_charts_draw_in_their_own_height_with_readable_axes_and_legend(build, field):
+    # Issue 10 item 5: in the browser the lines were flat, the y labels stacked ("1000/10000") and the legend cut,
+    # because Streamlit's default autosize "fit" took title, axes and legend out of the 280 px height.
+    d = spec(build(_cost_frame(), machine="2 cores"))
+    assert d["autosize"] == {"type": "fit-x", "contains": "padding"}       # width follows the column, not height
+    assert d["height"] == 280
+    lines = d["layer"][0]
+    y_axis = lines["encoding"]["y"]["axis"]
+    assert lines["encoding"]["y"]["scale"]["type"] == "log"
+    assert y_axis["labelOverlap"] and y_axis["tickCount"] <= 8 and y_axis["format"] == "~s"
+    assert lines["encoding"]["x"]["axis"]["labelOverlap"]
+    legend = lines["encoding"]["color"]["legend"]
+    assert legend["orient"] == "bottom" and legend["labelLimit"] == 0           # whole variant names
+    rows = d["datasets"][lines["data"]["name"]]
+    assert rows and len({r[field] for r in rows}) > 3 and len({r["variant"] for r in rows}) >= 2
+
+
+def test_formula_line_charts_with_a_legend_keep_their_plot_height():
+    table = lesson.scaling_table()
+    d = spec(lc.variance_chart(lc.variance_frame(table), selected=16))
+    assert d["autosize"]["type"] == "fit-x" and d["layer"][0]["encoding"]["color"]["legend"]["orient"] == "bottom"
+    fs = [1.0, 2.0]
+    df = lc.saturation_frame(fs, [lesson.bigger_embeddings(f).weights[0].tolist() for f in fs], lesson.TOKENS)
+    assert spec(lc.saturation_chart(df))["autosize"]["type"] == "fit-x"

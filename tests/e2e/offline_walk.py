@@ -2,7 +2,7 @@
 
     python -m tests.e2e.offline_walk [LOG_FOLDER]
 
-Meant to run with the network cut, inside a network namespace that has only loopback (tests/test_offline.py):
+Meant to run with the network cut, inside a network namespace that has only loopback (tests/e2e/test_offline.py):
 
     unshare --net sh -c 'ip link set lo up && exec .venv/bin/python -m tests.e2e.offline_walk'
 

@@ -124,3 +124,34 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     pg.get_by_text("It's not a delivery problem", exact=False).first.wait_for()
     no_exception(pg)
     shot(pg, "7_heads_T-65052")
+
+
+OVERFLOW_JS = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].map(c => {
+    const g = c.querySelector('canvas, svg');
+    const col = c.closest('[data-testid=stColumn]') || c.closest('[data-testid=stMainBlockContainer]');
+    if (!g || !col) return 0;
+    const right = col.getBoundingClientRect().right - parseFloat(getComputedStyle(col).paddingRight);
+    return Math.round(g.getBoundingClientRect().right - right);
+})"""
+
+
+def test_laptop_width_dark_theme_charts_fit_their_column(server, page, valid_rows):
+    # Issue 10 items 8 and 15: at 1000 px charts ran up to 361 px past their column (a 178-token ticket's heads
+    # 1,546 px wide); the dashboard ignored the OS dark setting.
+    longest = max(valid_rows, key=lambda r: len(r["text"]))["ticket_id"]
+    context = page.context.browser.new_context(viewport={"width": 1000, "height": 2200}, color_scheme="dark")
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(WAIT_MS)
+        for path, charts in ((f"/heads?ticket={longest}", 3), (f"/interpretation?ticket={DEFAULT_TICKET}", 5)):
+            pg.goto(server + path)
+            settle(pg)
+            no_exception(pg)
+            assert charts_drawn(pg, charts) >= charts
+            over = pg.evaluate(OVERFLOW_JS)
+            assert max(over) <= 1, f"{path}: a chart runs {max(over)} px past its column"
+            shot(pg, "8_dark_1000" + path.split("?")[0].replace("/", "_"))
+        background = pg.evaluate("getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor")
+        assert sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 80, background   # dark, as the OS says
+    finally:
+        context.close()
