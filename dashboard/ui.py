@@ -140,6 +140,20 @@ def notices(encoded) -> None:
                    "`<unk>`.")
 
 
+def cannot_route(exc: Exception) -> None:
+    """The one message every page shows for a ticket the router cannot read, then the page stops."""
+    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
+    st.stop()
+
+
+def inspection_or_stop(pick: state.Pick):
+    """The picked ticket's inspection (cached per text), or the refusal and the end of the page's run."""
+    try:
+        return loading.inspection(pick.text)
+    except ValueError as exc:                    # e.g. a typed ticket with nothing the tokenizer keeps
+        cannot_route(exc)
+
+
 def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequence[str] | None = None) -> None:
     """Who the ticket is, its text as plain text, and the router's prediction with all team probabilities."""
     p = [float(x) for x in probs]

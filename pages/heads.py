@@ -18,11 +18,7 @@ st.caption("Rows are the reading token (query), columns the token it reads (key)
 router = loading.router()
 teams = list(router.teams)
 pick = state.current()
-try:
-    ins = loading.inspection(pick.text)          # cached per text: changing block or row never reruns the model
-except ValueError as exc:
-    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
-    st.stop()
+ins = ui.inspection_or_stop(pick)              # cached per text: changing block or row never reruns the model
 tokens = ins.tokens
 patterns = ins.patterns                          # (blocks, h, n, n)
 n_blocks, n_heads = patterns.shape[0], patterns.shape[1]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dashboard import charts, loading, narrative, state, ui
 from dashboard.loading import md_escape
+from ticketnet.interpret import chance_band, mean_aopc
 
 ATTENTION_SIGNALS_DEFAULT = ("rollout", "mean attention b2", "integrated gradients")
 ERASER_DEFAULT = ("removal", "rollout", "mean attention b1", "mean attention b2", "integrated gradients", "random")
@@ -22,11 +22,7 @@ st.caption("Attention shows where each head reads. Whether that matters is a sep
 router = loading.router()
 teams = list(router.teams)
 pick = state.current()
-try:
-    ins = loading.inspection(pick.text)
-except ValueError as exc:
-    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
-    st.stop()
+ins = ui.inspection_or_stop(pick)
 text_key = hashlib.sha1(pick.text.encode("utf-8")).hexdigest()[:12]
 
 with st.container(border=True):
@@ -89,18 +85,15 @@ if has_effect:
     a1, a2 = st.columns([3, 2], gap="large")
     with a1:
         agreement = ti.agreement.copy()
-        rnd = ti.random_tau.numpy() if len(ti.random_tau) else np.empty(0)
-        rnd = rnd[np.isfinite(rnd)]               # all nan when every deletion moves p(team) the same
-        if not rnd.size:
+        band = chance_band(ti.random_tau) if len(ti.random_tau) else None
+        if band is None:                          # all nan when every deletion moves p(team) the same
             st.caption(f"Deleting any one of the {ti.n} tokens moves p({md_escape(team)}) by the same amount, so "
                        "there is no ranking for a signal to agree with: Kendall τ is undefined (blank) here.")
         else:
-            lo, hi = np.percentile(rnd, [5, 95])
-            agreement["beyond chance"] = agreement["kendall_tau"].map(
-                lambda t: "yes" if t > hi else ("reversed" if t < lo else "no") if np.isfinite(t) else "—")
+            agreement["beyond chance"] = agreement["kendall_tau"].map(band.verdict)
             st.caption(f"Each signal ranked against the removal effect over the {ti.n} tokens. Random orderings give "
-                       f"τ between {narrative.fmt(lo)} and {narrative.fmt(hi)} (90% of {rnd.size} draws) on this ticket: a τ inside that "
-                       "band is no evidence of agreement.")
+                       f"τ between {narrative.fmt(band.low)} and {narrative.fmt(band.high)} ({band.coverage:.0%} of "
+                       f"{band.draws} draws) on this ticket: a τ inside that band is no evidence of agreement.")
         st.dataframe(narrative.tidy_numbers(agreement, 3), hide_index=True, width="stretch", column_config={
             "kendall_tau": st.column_config.NumberColumn("Kendall τ", format="%.3f"),
             "spearman": st.column_config.NumberColumn("Spearman ρ", format="%.3f"),
@@ -184,8 +177,8 @@ with s1:
     else:
         ui.chart(charts.head_importance_chart, importance)
         hb1, hb2 = st.columns(2)
-        blk = hb1.selectbox("Block", [1, 2], key="imp_block")
-        hd = hb2.selectbox("Head", [1, 2, 3, 4], key="imp_head")
+        blk = hb1.selectbox("Block", sorted(importance["block"].unique()), key="imp_block")
+        hd = hb2.selectbox("Head", sorted(importance["head"].unique()), key="imp_head")
         row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
         st.markdown(f"Masking **block {blk} head {hd}** costs {narrative.fmt(row['accuracy_drop'], 3)} accuracy and "
                     f"{narrative.fmt(row['prob_drop'], 3)} of p(true team) on average. Its pattern on this ticket:")
@@ -209,10 +202,7 @@ with s2:
         st.markdown(md_escape(
             f"Median τ: {best} {narrative.fmt(med[best])} (best), random {narrative.fmt(rnd_med)}. The grey box is what random orderings "
             "give; a signal whose box sits on it tells you no more about which words matter than chance."))
-        comp = {c[len("comprehensiveness "):]: interp[c].mean() for c in interp.columns if c.startswith("comprehensiveness ")}
-        suff = {c[len("sufficiency "):]: interp[c].mean() for c in interp.columns if c.startswith("sufficiency ")}
-        means = pd.DataFrame({"signal": list(comp), "comprehensiveness": list(comp.values()),
-                              "sufficiency": [suff.get(s, np.nan) for s in comp]})
+        means = mean_aopc(interp)
         ui.chart(charts.mean_eraser_chart, means, ["comprehensiveness", "sufficiency"])
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_split_interp")

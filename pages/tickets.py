@@ -49,11 +49,7 @@ take_table_pick()
 
 # -- the picked ticket ----------------------------------------------------------------------------------------
 pick = state.current()
-try:
-    ins = loading.inspection(pick.text)
-except ValueError as exc:                        # a typed ticket with nothing the tokenizer keeps
-    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
-    st.stop()
+ins = ui.inspection_or_stop(pick)
 with st.container(border=True):
     ui.ticket_header(pick, ins.probs, teams, ins.tokens)
     ui.notices(ins.encoded)

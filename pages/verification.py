@@ -7,7 +7,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from dashboard import loading, narrative, state
+from dashboard import loading, narrative, state, ui
 from dashboard.loading import md_escape
 from ticketnet.nn import parity
 
@@ -70,8 +70,7 @@ label = "your ticket" if pick.custom else pick.ticket_id
 try:
     show(model_rows(pick.text, loading.weights_stamp(), run), f"The shipped model on {label}")
 except ValueError as exc:
-    st.warning(f"This ticket cannot be routed: {md_escape(exc)}")
-    st.stop()
+    ui.cannot_route(exc)
 st.caption("Both blocks: from-scratch `MultiHead` weights, attention outputs and block outputs against "
            "PyTorch's own trained layers fed the same inputs, and the logits.")
 

@@ -6,7 +6,7 @@ import warnings
 import pytest
 import torch
 
-from ticketnet.interpret import disagreements, kendall_tau, kendall_taus, random_tau_baseline, spearman, top_k_overlap
+from ticketnet.interpret import chance_band, disagreements, kendall_tau, kendall_taus, random_tau_baseline, spearman, top_k_overlap
 
 
 def test_kendall_and_spearman_extremes():
@@ -69,3 +69,13 @@ def test_kendall_tau_on_two_tokens(a, b, tau):
     assert (math.isnan(got) if tau is None else got == tau)
     rows = kendall_taus(torch.tensor([a], dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
     assert (math.isnan(rows[0]) if tau is None else rows.tolist() == [tau])
+
+
+def test_chance_band_and_its_verdicts():
+    draws = torch.linspace(-1, 1, 201, dtype=torch.float64)
+    band = chance_band(draws, coverage=0.9)
+    assert (band.low, band.high, band.draws) == (pytest.approx(-0.9), pytest.approx(0.9), 201)
+    assert [band.verdict(t) for t in (0.95, -0.95, 0.1, float("nan"))] == ["yes", "reversed", "no", "—"]
+    assert chance_band(torch.full((5,), float("nan"), dtype=torch.float64)) is None   # no ranking at all
+    with pytest.raises(ValueError, match="coverage"):
+        chance_band(draws, coverage=1.0)

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.conftest import make_router
-from ticketnet.interpret import interpret_split, interpret_ticket
+from ticketnet.interpret import SPLIT_ERASER_SIGNALS, mean_aopc, split_long, interpret_split, interpret_ticket
 
 
 def test_interpret_split_matches_the_single_ticket_view():
@@ -29,3 +29,20 @@ def test_interpret_split_matches_the_single_ticket_view():
 def test_interpret_split_refuses_bad_targets():
     with pytest.raises(ValueError):
         interpret_split(make_router(), [{"ticket_id": "a", "text": "w3 w4"}], target="label")
+
+
+def test_split_long_and_mean_aopc_read_the_wide_table():
+    router = make_router()
+    rows = [{"ticket_id": f"t{i}", "text": " ".join(f"w{j}" for j in range(i, i + 3 + i % 4))} for i in range(6)]
+    rows.append({"ticket_id": "one", "text": "w1"})                      # one token: no τ, no AOPC
+    wide = interpret_split(router, rows)
+    long = split_long(wide)
+    assert list(long.columns) == ["ticket_id", "signal", "metric", "value"]
+    assert set(long["metric"]) == {"tau", "comprehensiveness", "sufficiency"} and "one" not in set(long["ticket_id"])
+    got = long[(long.ticket_id == "t2") & (long.signal == "rollout") & (long.metric == "tau")]["value"].item()
+    assert got == wide.loc[wide.ticket_id == "t2", "tau rollout"].item()
+    means = mean_aopc(wide)
+    assert means["signal"].tolist() == list(SPLIT_ERASER_SIGNALS)
+    for signal in ("removal", "random"):
+        want = wide[f"comprehensiveness {signal}"].mean()
+        assert means.set_index("signal").loc[signal, "comprehensiveness"] == pytest.approx(want, abs=1e-12)

@@ -7,7 +7,8 @@ Runs: `ticket.interpret_ticket`, `split.interpret_split`.
 """
 
 from ticketnet.interpret.agreement import (
-    agreement_table, disagreements, kendall_tau, kendall_taus, random_tau_baseline, spearman, top_k_overlap,
+    ChanceBand, agreement_table, chance_band, disagreements, kendall_tau, kendall_taus, random_tau_baseline,
+    spearman, top_k_overlap,
 )
 from ticketnet.interpret.attention_signals import (
     attention_rollout, attention_signals, received_attention, rollout_to_pooled,
@@ -18,11 +19,12 @@ from ticketnet.interpret.evidence import average_precision, evidence_mask, evide
 from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
 from ticketnet.interpret.heads import head_importance
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
-from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split
+from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split, mean_aopc, split_long
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
 
 __all__ = [
-    "FRACTIONS", "SPLIT_ERASER_SIGNALS", "Counterfactuals", "TicketInterpretation", "agreement_table", "aopc",
+    "FRACTIONS", "SPLIT_ERASER_SIGNALS", "ChanceBand", "Counterfactuals", "TicketInterpretation", "agreement_table",
+    "aopc", "chance_band", "mean_aopc", "split_long",
     "attention_rollout", "attention_signals", "average_precision", "counterfactual_batch", "counterfactual_probs",
     "disagreements", "eraser", "evidence_mask", "evidence_recovery", "gradient_x_input", "head_importance",
     "integrated_gradients", "interpret_split", "interpret_ticket", "kendall_tau", "kendall_taus",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -90,6 +92,36 @@ def random_tau_baseline(effect: Tensor, n_draws: int = 200, seed: int = 0) -> Te
     n = effect.numel()
     return torch.tensor([kendall_tau(torch.randperm(n, generator=gen).double(), effect) for _ in range(n_draws)],
                         dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class ChanceBand:
+    """The τ that random orderings reach on one ticket: the central `coverage` share of `draws` random draws."""
+
+    low: float
+    high: float
+    draws: int
+    coverage: float
+
+    def verdict(self, tau: float) -> str:
+        """'yes' above the band, 'reversed' below it, 'no' inside it, '—' for an undefined τ."""
+        if not math.isfinite(tau):
+            return "—"
+        return "yes" if tau > self.high else ("reversed" if tau < self.low else "no")
+
+
+def chance_band(random_tau: Tensor, coverage: float = 0.9) -> ChanceBand | None:
+    """The band of `random_tau_baseline` draws a signal's τ must leave to say anything; None when every draw is
+    undefined (all deletions move p(team) equally, so there is no ranking to agree with)."""
+    if not 0 < coverage < 1:
+        raise ValueError(f"coverage must lie in (0, 1), got {coverage}")
+    draws = check_vector(random_tau, "random_tau").numpy()
+    draws = draws[np.isfinite(draws)]
+    if not draws.size:
+        return None
+    tail = 50 * (1 - coverage)
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return ChanceBand(float(low), float(high), int(draws.size), coverage)
 
 
 def disagreements(signal: Tensor, effect: Tensor, tokens: Sequence[str], k: int = 3) -> dict[str, list[tuple]]:

@@ -155,3 +155,33 @@ def _split_frame(results: list[dict], L: int, h: int, eraser_signals: Sequence[s
     columns = ["ticket_id", "n", "predicted", "label", *(f"tau {a}" for a in attn), "tau random",
                *(f"{m} {a}" for a in aopc_names for m in ("comprehensiveness", "sufficiency")), "disagreement"]
     return pd.DataFrame(results, columns=columns)
+
+
+SPLIT_METRICS: tuple[str, ...] = ("tau", "comprehensiveness", "sufficiency")
+
+
+def split_long(frame: pd.DataFrame) -> pd.DataFrame:
+    """`interpret_split`'s wide table as long rows: ticket_id, signal, metric (tau, comprehensiveness,
+    sufficiency), value; one-token tickets' missing values are dropped."""
+    parts = []
+    for metric in SPLIT_METRICS:
+        prefix = metric + " "
+        cols = [c for c in frame.columns if c.startswith(prefix)]
+        long = frame.melt(id_vars=["ticket_id"], value_vars=cols, var_name="signal", value_name="value")
+        long["signal"] = long["signal"].str.slice(len(prefix))
+        long.insert(2, "metric", metric)
+        parts.append(long)
+    out = pd.concat(parts, ignore_index=True)
+    return out.dropna(subset=["value"]).reset_index(drop=True)
+
+
+def mean_aopc(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean AOPC comprehensiveness and sufficiency per signal over a split: signal, comprehensiveness,
+    sufficiency, in the order the split table lists the signals."""
+    long = split_long(frame)
+    long = long[long["metric"] != "tau"]
+    order = list(dict.fromkeys(long["signal"]))
+    means = long.pivot_table(index="signal", columns="metric", values="value", aggfunc="mean")
+    means = means.reindex(order).reset_index()
+    means.columns.name = None
+    return means[["signal", "comprehensiveness", "sufficiency"]]
