@@ -250,38 +250,37 @@ def split_status(split: str, kind: str, what: str) -> None:
     st.caption(text)
 
 
+def _run_with_progress(label: str, help: str, working: str, key: str,
+                       compute: Callable[[Callable[[int, int], None]], object]) -> None:
+    """A button that runs `compute(progress)` with a progress bar of tickets done, then reruns to show the result."""
+    if not st.button(label, icon=":material/calculate:", key=key, help=help):
+        return
+    bar = st.progress(0.0, text=f"{working}…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"{working}: {done} of {total} tickets")
+
+    compute(progress)
+    bar.empty()
+    st.rerun()
+
+
 def head_importance_button(split: str, n_tickets: int, key: str) -> None:
     """The button that masks each head over a split, with a progress bar per chunk of tickets."""
     # Measured: about 13 s for the 1,500 valid tickets on two cores.
     estimate = max(1, round(n_tickets / 115))
-    if not st.button("Compute head importance", icon=":material/calculate:", key=key,
-                     help=f"Each of the 8 heads switched off in turn over the {n_tickets} tickets of the {split} "
-                          f"split: about {estimate} s on two cores. Computed once, kept on disk."):
-        return
-    bar = st.progress(0.0, text="Masking each head in turn…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"Masking each head in turn: {done} of {total} tickets")
-
-    loading.compute_head_importance(split, progress)
-    bar.empty()
-    st.rerun()
+    _run_with_progress("Compute head importance",
+                       f"Each of the 8 heads switched off in turn over the {n_tickets} tickets of the {split} split: "
+                       f"about {estimate} s on two cores. Computed once, kept on disk.",
+                       "Masking each head in turn", key, partial(loading.compute_head_importance, split))
 
 
 def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
     """The button that interprets a whole split once (progress bar, then a rerun that shows the results)."""
     # Measured: the 1,500-ticket valid split takes about 15 s on two idle cores (`python -m ticketnet bench`).
     estimate = max(1, round(n_tickets / 100))
-    if not st.button("Compute interpretation for this split", icon=":material/calculate:", key=key,
-                     help=f"For every ticket: Kendall τ of each attention signal against the deletion effect, and "
-                          f"ERASER scores. About {estimate} s for the {n_tickets} tickets of the {split} split on two "
-                          "cores; computed once, kept on disk and shared by the Tickets and Interpretation pages."):
-        return
-    bar = st.progress(0.0, text="Interpreting the split…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"Interpreting the split: {done} of {total} tickets")
-
-    loading.compute_split_interpretation(split, progress)
-    bar.empty()
-    st.rerun()
+    _run_with_progress("Compute interpretation for this split",
+                       f"For every ticket: Kendall τ of each attention signal against the deletion effect, and ERASER "
+                       f"scores. About {estimate} s for the {n_tickets} tickets of the {split} split on two cores; "
+                       "computed once, kept on disk and shared by the Tickets and Interpretation pages.",
+                       "Interpreting the split", key, partial(loading.compute_split_interpretation, split))

@@ -18,11 +18,11 @@ from ticketnet.interpret.eraser import ERASER_COLUMNS, aopc, eraser
 from ticketnet.interpret.evidence import evidence_mask, evidence_recovery
 from ticketnet.interpret.gradients import IntegratedGradients, gradient_x_input, integrated_gradients
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
-from ticketnet.nn.lens import Inspection, inspect_ticket
+from ticketnet.nn.lens import Inspection, RoutedTicket, inspect_ticket
 
 
 @dataclass
-class TicketInterpretation:
+class TicketInterpretation(RoutedTicket):
     """Everything the interpretation page shows for one ticket, computed once by `interpret_ticket`."""
 
     text: str
@@ -49,14 +49,6 @@ class TicketInterpretation:
     @property
     def n(self) -> int:
         return len(self.tokens)
-
-    @property
-    def predicted(self) -> int:
-        return int(self.probs.argmax())
-
-    @property
-    def max_difference(self) -> float:
-        return max(self.differences.values())
 
 
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",

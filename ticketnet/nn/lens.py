@@ -89,8 +89,23 @@ def torch_differences(model: TinyTransformer, ids: Tensor, is_pad: Tensor, cache
     return diffs
 
 
+class RoutedTicket:
+    """What a routed ticket's results share: `probs` (teams,) and `differences` from PyTorch, read the same way."""
+
+    probs: Tensor
+    differences: dict[str, float]
+
+    @property
+    def predicted(self) -> int:
+        return int(self.probs.argmax())
+
+    @property
+    def max_difference(self) -> float:
+        return max(self.differences.values())
+
+
 @dataclass
-class Inspection:
+class Inspection(RoutedTicket):
     """Everything the dashboard shows about one ticket's forward pass."""
 
     encoded: Encoded
@@ -102,14 +117,6 @@ class Inspection:
     @property
     def tokens(self) -> list[str]:
         return self.encoded.tokens
-
-    @property
-    def predicted(self) -> int:
-        return int(self.probs.argmax())
-
-    @property
-    def max_difference(self) -> float:
-        return max(self.differences.values())
 
 
 @torch.inference_mode()
