@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 SMALL_EFFECT = 0.05      # a probability change below this counts as "little"
 
@@ -192,6 +191,8 @@ def disagreements(signal, effect, tokens: Sequence[str], k: int = 3) -> Disagree
     low = max(SMALL_EFFECT, LOW_EFFECT_SHARE * largest)
     if n < 2:
         return Disagreements([], [], high, low, largest)
+    from scipy import stats                                    # here, not at the top: the first page never needs it
+
     pct = (stats.rankdata(s) - 1) / (n - 1)                    # 0 = lowest signal on the ticket, 1 = highest
     size = np.abs(e)
     hi_lo = [i for i in np.argsort(-s, kind="stable") if pct[i] >= 2 / 3 and size[i] < low][:k]

@@ -211,7 +211,7 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
-    from ticketnet.bench.ui import cold_start, warm_interaction
+    from ticketnet.bench.ui import cold_starts, warm_interaction
 
     w = warm_interaction(5 if quick else 20)
     report["warm_interaction"] = w
@@ -219,11 +219,12 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}; first visit to block 2 "
         f"{w['block_first_ms']:.0f}), no model call; Interpretation target "
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
-    c = cold_start()
+    c = cold_starts(1 if quick else 3)
     report["cold_start"] = c
-    log("cold start: " + (c["skipped"] if "skipped" in c else
-                          f"server healthy after {c['server_healthy_s']:.1f} s, Heads page drawn after "
-                          f"{c['heads_page_rendered_s']:.1f} s"))
+    log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(
+        f"{name}: server healthy after {c[name]['server_healthy_s']:.1f} s, Heads page drawn after "
+        f"{c[name]['heads_page_rendered_s']:.1f} s" for name in ("python -m dashboard", "streamlit run"))
+        + f" (ratio {c['ratio']:.2f}, median of {c['repeats']})"))
     e = efficient_attention(quick)
     if e is not None:
         report["efficient_attention"] = e
