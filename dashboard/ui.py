@@ -172,10 +172,11 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
     with right:
         verdict = ""
         if pick.team:
-            verdict = " ✓ correct" if teams[k] == pick.team else f" ✗ misrouted (true: {pick.team})"
-        # No arrow: the delta is a description (confidence, verdict), not a change up or down.
-        st.metric("prediction", f"{teams[k]}", delta=f"confidence {p[k]:.2f}{verdict}", delta_color="off",
-                  delta_arrow="off")
+            verdict = " · ✓ correct" if teams[k] == pick.team else f" · ✗ misrouted (true: {md_escape(pick.team)})"
+        # The confidence and verdict as a line of text under the metric: as the metric's delta they were cut to
+        # "confidence 0.96 ✓ corr…" in a laptop's narrow column, and a delta drew an up arrow beside them.
+        st.metric("prediction", f"{teams[k]}")
+        st.markdown(f"confidence **{p[k]:.2f}**{verdict}")
         chart(probability_chart, p, list(teams), pick.team, width="stretch")
 
 
@@ -187,8 +188,8 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
         color=alt.condition("datum['true team']", alt.value("#2e7d32"), alt.value("#4c78a8")),
         tooltip=["team:N", alt.Tooltip("probability:Q", format=".3f"), "true team:N"],
-    ).properties(height=alt.Step(20), title=alt.Title("team probabilities" + (" (green: true team)" if true_team
-                                                                            else ""), fontSize=11,
+    ).properties(height=alt.Step(20), title=alt.Title(["team probabilities", *(["green: true team"] if true_team
+                                                                             else [])], fontSize=11,
                                                       fontWeight="normal", anchor="start"))
 
 

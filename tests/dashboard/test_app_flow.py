@@ -33,9 +33,8 @@ def test_prediction_metric_has_no_arrow_and_a_typed_ticket_no_true_team_legend(a
     at = app_test().run()
     _ok(at)
     metric = next(m for m in at.metric if m.label == "prediction")
-    from streamlit.proto.Metric_pb2 import Metric
-
-    assert metric.proto.direction == Metric.MetricDirection.NONE        # no up arrow beside "confidence 0.95"
+    assert not metric.proto.delta                                      # no arrow: confidence and verdict as text
+    assert any(str(m.value).startswith("confidence **0.") and "✓ correct" in str(m.value) for m in at.markdown)
     assert any("green: true team" in str(c.spec) for c in at.get("vega_lite_chart"))
     at.switch_page(HEADS)
     at.query_params.update(ticket="custom", text="where is my parcel")
