@@ -33,6 +33,7 @@ URL_NAMES = {"split": "split", "true_filter": "true", "pred_filter": "pred", "pa
 SEARCH_URL_LIMIT = 80            # a longer search stays in the session only
 _KEPT = "_tickets_filters"       # the values of the last Tickets run (a plain key: survives other pages)
 _WROTE = "_tickets_filters_url"  # the filter parameters this session last wrote to the URL
+_CELL = "_tickets_confusion_cell"  # the confusion-matrix cell that filters the table: {split, true, predicted}
 
 
 def to_query(values: Mapping[str, object]) -> dict[str, str]:
@@ -132,6 +133,26 @@ def remember() -> None:
         elif name in st.query_params:
             del st.query_params[name]
     ss[_WROTE] = query
+
+
+def confusion_cell(split: str, picked: Sequence[Mapping[str, str]], returning: bool) -> dict[str, str] | None:
+    """The confusion cell that filters the table. A click on the chart sets it (and an empty selection clears it);
+    when the chart is drawn afresh after another page (`returning`: its widget state was dropped), the session's
+    cell of this split is kept, so the triage list survives a visit to Heads."""
+    ss = st.session_state
+    if picked:
+        cell = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")}
+        ss[_CELL] = {"split": split, **cell}
+        return cell
+    kept_cell = ss.get(_CELL)
+    if returning and kept_cell and kept_cell.get("split") == split:
+        return {"true": kept_cell["true"], "predicted": kept_cell["predicted"]}
+    ss.pop(_CELL, None)
+    return None
+
+
+def clear_confusion_cell() -> None:
+    st.session_state.pop(_CELL, None)
 
 
 def kept() -> dict[str, object]:

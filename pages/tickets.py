@@ -106,13 +106,14 @@ with q_left:
 with q_right:
     st.subheader("Confusion matrix")
     confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get('_confusion_reset', 0)}"
+    returning = confusion_key not in st.session_state          # drawn afresh: another page ran in between
     event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
                             on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
     try:
         picked_cells = event["selection"].get(charts.CONFUSION_PARAM) or []
     except (KeyError, TypeError, AttributeError):
         picked_cells = []
-    cell = picked_cells[0] if picked_cells else None
+    cell = filters.confusion_cell(split, picked_cells, returning)
 
 # -- filters ----------------------------------------------------------------------------------------------------
 interp = loading.split_interpretation(split)
@@ -151,6 +152,7 @@ if cell:
 s1, s2 = st.columns([4, 1])
 s1.caption(md_escape(status) + " · click a row to pick that ticket; click a column header to sort")
 if cell and s2.button("Clear the confusion filter", icon=":material/filter_alt_off:"):
+    filters.clear_confusion_cell()
     st.session_state["_confusion_reset"] = st.session_state.get("_confusion_reset", 0) + 1
     st.rerun()
 

@@ -112,6 +112,25 @@ def test_filters_sort_and_split_survive_a_visit_to_another_page(app_env):
     assert at.query_params["misrouted"] == "1" and at.query_params["ticket"] == DEFAULT_TICKET
 
 
+def test_a_confusion_cell_filter_survives_a_visit_to_another_page(app_env):
+    from dashboard import filters
+
+    at = app_test().run()
+    _ok(at)
+    # What a click on the cell (true delivery, predicted payments) leaves in the session; AppTest cannot click a
+    # Vega selection, so the kept cell is set as the click would set it, then the chart is drawn afresh.
+    at.session_state[filters._CELL] = {"split": "valid", "true": "delivery", "predicted": "payments"}
+    at.switch_page(HEADS).run()
+    at.switch_page(TICKETS).run()
+    _ok(at)
+    table = _table(at)
+    assert len(table) and (table["team"] == "delivery").all() and (table["predicted"] == "payments").all()
+    assert any("confusion cell: true delivery → predicted payments" in c.value.replace("\\", "") for c in at.caption)
+    next(b for b in at.button if b.label == "Clear the confusion filter").click().run()
+    _ok(at)
+    assert len(_table(at)) == 1500 and filters._CELL not in at.session_state
+
+
 def test_a_link_with_filters_opens_the_triage_list(app_env):
     at = app_test(misrouted="1", conf="0-0.6", true="payments").run()
     _ok(at)
