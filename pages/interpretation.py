@@ -82,7 +82,9 @@ with st.expander("Per-token numbers (table and CSV)"):
 # -- agreement ----------------------------------------------------------------------------------------------------
 if has_effect:
     st.header("Do they agree?", divider="gray")
-    a1, a2 = st.columns([3, 2], gap="large")
+    # Side by side on a wide screen, stacked on a laptop's 540 px column (as columns, the table scrolled sideways).
+    agree_row = st.container(horizontal=True, gap="large")
+    a1, a2 = agree_row.container(width=charts.COLUMN_PX), agree_row.container(width=420)
     with a1:
         agreement = ti.agreement.copy()
         band = chance_band(ti.random_tau) if len(ti.random_tau) else None
