@@ -31,6 +31,8 @@ MARKDOWN = "# HUGE\n---\n| a | b |\n|---|---|\n| 1 | 2 |\n![x](http://evil/x.png
 # id: (text, what a user must see about it)
 ROUTED = {
     "single_char": ("?", None),
+    "two_words": ("blade broken", None),          # scipy's τ p-value divided by n − 2 here: the page crashed
+    "three_words": ("card declined twice", None),
     "unknown_words": ("zxqv blorft", "never saw these words"),
     "emoji_only": ("🎉🎉", "never saw these words"),
     "arabic": ("لم يصل طردي بعد، أريد استرداد المبلغ", None),
