@@ -5,6 +5,7 @@ import torch
 
 from tests.conftest import make_router
 from ticketnet.interpret import (
+    attention_signals, average_precision, chance_band, eraser, evidence_mask, head_importance,
     Counterfactuals, disagreements, interpret_split, interpret_ticket, kendall_taus, random_tau_baseline,
     top_k_overlap,
 )
@@ -59,3 +60,12 @@ def test_every_method_on_tiny_tickets(n):
     if n >= 2:
         assert frame["tau rollout"].between(-1, 1).all()
     assert len(ids) == n
+    x = torch.tensor([ids])
+    heads = head_importance(router.model, x, torch.zeros_like(x, dtype=torch.bool), torch.tensor([0]))
+    assert len(heads) == 8 and heads["prob_drop"].notna().all()
+    assert attention_signals(res.patterns)["rollout"].sum().item() == pytest.approx(1.0)
+    gold = evidence_mask(text, n, "w0")
+    assert gold.tolist() == [True] + [False] * (n - 1) and average_precision(res.signals["rollout"], gold) > 0
+    if n >= 2:
+        assert len(eraser(router.model, torch.tensor(ids), {"rollout": res.signals["rollout"]}, 0)) == 5
+        assert chance_band(res.random_tau) is None or -1 <= chance_band(res.random_tau).low <= 1
