@@ -2,10 +2,12 @@
 
 Methods (token scores): `removal` (counterfactual deletion and <unk> replacement, on the batched engine in
 `counterfactual`), `attention_signals` (received attention, rollout), `gradients` (Captum), `heads` (head
-masking). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
+masking). Interventions on the routes (effects in `units`: logit difference and probability): `knockout`
+(attention edges cut), `ablation` (heads switched off on one ticket). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
 Runs: `ticket.interpret_ticket`, `split.interpret_split`.
 """
 
+from ticketnet.interpret.ablation import head_ablation, head_means
 from ticketnet.interpret.agreement import (
     agreement_table, disagreements, kendall_tau, kendall_taus, random_tau_baseline, spearman, top_k_overlap,
 )
@@ -17,9 +19,11 @@ from ticketnet.interpret.eraser import FRACTIONS, aopc, eraser, rationale_varian
 from ticketnet.interpret.evidence import average_precision, evidence_mask, evidence_recovery
 from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
 from ticketnet.interpret.heads import head_importance
+from ticketnet.interpret.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
+from ticketnet.interpret.units import UNITS, changes, format_effect, logit_difference
 
 __all__ = [
     "FRACTIONS", "SPLIT_ERASER_SIGNALS", "Counterfactuals", "TicketInterpretation", "agreement_table", "aopc",
@@ -28,4 +32,7 @@ __all__ = [
     "integrated_gradients", "interpret_split", "interpret_ticket", "kendall_tau", "kendall_taus",
     "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "rollout_to_pooled",
     "spearman", "top_k_overlap", "total_variation", "variant_probs",
+    # interventions on the routes
+    "UNITS", "Knockout", "changes", "edge_disagreements", "edge_knockout", "effect_map", "format_effect",
+    "head_ablation", "head_means", "logit_difference",
 ]
