@@ -3,7 +3,7 @@
 Methods (token scores): `removal` (counterfactual deletion and <unk> replacement, on the batched engine in
 `counterfactual`), `attention_signals` (received attention, rollout), `gradients` (Captum), `heads` (head
 masking). Interventions on the routes (effects in `units`: logit difference and probability): `knockout`
-(attention edges cut), `ablation` (heads switched off on one ticket). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
+(attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
 Runs: `ticket.interpret_ticket`, `split.interpret_split`.
 """
 
@@ -20,6 +20,7 @@ from ticketnet.interpret.evidence import average_precision, evidence_mask, evide
 from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
 from ticketnet.interpret.heads import head_importance
 from ticketnet.interpret.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
+from ticketnet.interpret.patching import Alignment, ContrastPatching, align_tokens, contrast_patching
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
@@ -34,5 +35,6 @@ __all__ = [
     "spearman", "top_k_overlap", "total_variation", "variant_probs",
     # interventions on the routes
     "UNITS", "Knockout", "changes", "edge_disagreements", "edge_knockout", "effect_map", "format_effect",
-    "head_ablation", "head_means", "logit_difference",
+    "head_ablation", "head_means", "logit_difference", "Alignment", "ContrastPatching", "align_tokens",
+    "contrast_patching",
 ]
