@@ -3,7 +3,8 @@
 Methods (token scores): `removal` (counterfactual deletion and <unk> replacement, on the batched engine in
 `counterfactual`), `attention_signals` (received attention, rollout), `gradients` (Captum), `heads` (head
 masking). Interventions on the routes (effects in `units`: logit difference and probability): `knockout`
-(attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
+(attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit), `phrases` (phrase and pair
+deletion), `shapley` (phrase Shapley values). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
 Runs: `ticket.interpret_ticket`, `split.interpret_split`.
 """
 
@@ -21,6 +22,10 @@ from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
 from ticketnet.interpret.heads import head_importance
 from ticketnet.interpret.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
 from ticketnet.interpret.patching import Alignment, ContrastPatching, align_tokens, contrast_patching
+from ticketnet.interpret.phrases import (
+    PHRASE_RULE, Phrase, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
+)
+from ticketnet.interpret.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
@@ -36,5 +41,6 @@ __all__ = [
     # interventions on the routes
     "UNITS", "Knockout", "changes", "edge_disagreements", "edge_knockout", "effect_map", "format_effect",
     "head_ablation", "head_means", "logit_difference", "Alignment", "ContrastPatching", "align_tokens",
-    "contrast_patching",
+    "contrast_patching", "PHRASE_RULE", "Phrase", "phrase_deletions", "redundant_pairs", "split_phrases",
+    "suggest_edit", "token_scores", "PhraseShapley", "exact_shapley", "phrase_shapley", "sampled_shapley",
 ]
