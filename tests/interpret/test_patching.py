@@ -8,23 +8,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import make_model
-from ticketnet.interpret.patching import (
-    align_tokens, contrast_patching, patched_heads, patched_residual, ticket_run,
-)
+from ticketnet.interpret.patching import align_tokens, contrast_patching, patched_heads, patched_residual, ticket_run
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
           "Can you remove the duplicate charge?")
 
 
 def test_alignment_matches_then_pairs_equal_gaps():
-    al = align_tokens("a b c d".split(), "a x c d".split())
+    al = align_tokens(["a", "b", "c", "d"], ["a", "x", "c", "d"])
     assert al.pairs == ((0, 0), (1, 1), (2, 2), (3, 3))               # b -> x is a substitution
-    al = align_tokens("it s not a problem and i keep it".split(), "i keep it".split())
+    al = align_tokens(["it", "s", "not", "a", "problem", "and", "i", "keep", "it"], ["i", "keep", "it"])
     assert al.pairs == ((6, 0), (7, 1), (8, 2))
     assert al.a_to_b()[:6] == [None] * 6 and al.b_to_a() == [6, 7, 8]
     assert align_tokens([], ["a"]).pairs == ()
     assert align_tokens(["a", "b"], ["b", "a"]).pairs in (((0, 1),), ((1, 0),))
-    assert align_tokens("x y".split(), "p q".split()).pairs == ((0, 0), (1, 1))
+    assert align_tokens(["x", "y"], ["p", "q"]).pairs == ((0, 0), (1, 1))
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +33,7 @@ def model64(router):
 def test_everything_patched_is_the_other_run_and_nothing_patched_changes_nothing(router, model64):
     a = torch.tensor(router.encode(T65052).ids)
     b = a.clone()
-    b[3] = router.vocab.stoi["returns"] if "returns" in router.vocab.stoi else 5   # same length: all aligned
+    b[3] = router.vocab.stoi.get("returns", 5)                        # same length: all aligned
     ra, rb = ticket_run(model64, a), ticket_run(model64, b)
     everything = [(i, i) for i in range(a.numel())]
     for layer in range(3):

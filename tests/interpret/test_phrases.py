@@ -1,11 +1,19 @@
 """The phrase rule on documented examples, phrase and pair deletion batched, redundancy, and the suggested edit."""
 
+import itertools
+
 import pytest
 import torch
 
 from tests.conftest import KeywordModel
 from ticketnet.interpret.phrases import (
-    has_negation, keep_phrases, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
+    has_negation,
+    keep_phrases,
+    phrase_deletions,
+    redundant_pairs,
+    split_phrases,
+    suggest_edit,
+    token_scores,
 )
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
@@ -30,7 +38,7 @@ def test_the_documented_examples():
 
 def test_phrases_cover_the_tokens_read_and_truncation():
     ph = split_phrases(T65052, 10)
-    assert ph[0].start == 0 and ph[-1].end == 10 and all(a.end == b.start for a, b in zip(ph, ph[1:]))
+    assert ph[0].start == 0 and ph[-1].end == 10 and all(a.end == b.start for a, b in itertools.pairwise(ph))
     with pytest.raises(ValueError, match="n_tokens"):
         split_phrases("two words", 3)
 

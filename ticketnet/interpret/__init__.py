@@ -25,22 +25,21 @@ from ticketnet.interpret.patching import Alignment, ContrastPatching, align_toke
 from ticketnet.interpret.phrases import (
     PHRASE_RULE, Phrase, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
 )
-from ticketnet.interpret.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
 from ticketnet.interpret.units import UNITS, changes, format_effect, logit_difference
 
 __all__ = [
-    "FRACTIONS", "SPLIT_ERASER_SIGNALS", "Counterfactuals", "TicketInterpretation", "agreement_table", "aopc",
-    "attention_rollout", "attention_signals", "average_precision", "counterfactual_batch", "counterfactual_probs",
-    "disagreements", "eraser", "evidence_mask", "evidence_recovery", "gradient_x_input", "head_importance",
-    "integrated_gradients", "interpret_split", "interpret_ticket", "kendall_tau", "kendall_taus",
-    "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "rollout_to_pooled",
-    "spearman", "top_k_overlap", "total_variation", "variant_probs",
-    # interventions on the routes
-    "UNITS", "Knockout", "changes", "edge_disagreements", "edge_knockout", "effect_map", "format_effect",
-    "head_ablation", "head_means", "logit_difference", "Alignment", "ContrastPatching", "align_tokens",
-    "contrast_patching", "PHRASE_RULE", "Phrase", "phrase_deletions", "redundant_pairs", "split_phrases",
-    "suggest_edit", "token_scores", "PhraseShapley", "exact_shapley", "phrase_shapley", "sampled_shapley",
+    "FRACTIONS", "PHRASE_RULE", "SPLIT_ERASER_SIGNALS", "UNITS", "Alignment", "ContrastPatching", "Counterfactuals",
+    "Knockout", "Phrase", "PhraseShapley", "TicketInterpretation", "agreement_table", "align_tokens", "aopc",
+    "attention_rollout", "attention_signals", "average_precision", "changes", "contrast_patching",
+    "counterfactual_batch", "counterfactual_probs", "disagreements", "edge_disagreements", "edge_knockout",
+    "effect_map", "eraser", "evidence_mask", "evidence_recovery", "exact_shapley", "format_effect",
+    "gradient_x_input", "head_ablation", "head_importance", "head_means", "integrated_gradients", "interpret_split",
+    "interpret_ticket", "kendall_tau", "kendall_taus", "logit_difference", "phrase_deletions", "phrase_shapley",
+    "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "redundant_pairs",
+    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "token_scores",
+    "top_k_overlap", "total_variation", "variant_probs",
 ]

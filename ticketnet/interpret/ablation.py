@@ -54,10 +54,9 @@ def head_ablation(model: TinyTransformer, ids: Tensor, target: int, mode: str = 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     d_k = cfg.d // cfg.h
-    if mode == "mean":
-        if means is None or tuple(means.shape) != (cfg.n_blocks, cfg.h, d_k):
-            raise ValueError(f"mean ablation needs the heads' mean outputs (L, h, d_k) = ({cfg.n_blocks}, {cfg.h}, "
-                             f"{d_k}) from head_means, got {None if means is None else tuple(means.shape)}")
+    if mode == "mean" and (means is None or tuple(means.shape) != (cfg.n_blocks, cfg.h, d_k)):
+        raise ValueError(f"mean ablation needs the heads' mean outputs (L, h, d_k) = ({cfg.n_blocks}, {cfg.h}, "
+                         f"{d_k}) from head_means, got {None if means is None else tuple(means.shape)}")
     n, h = ids.numel(), cfg.h
     rows = []
     with torch.inference_mode():

@@ -41,7 +41,7 @@ class Alignment:
             out[j] = i
         return out
 
-    def flipped(self) -> "Alignment":
+    def flipped(self) -> Alignment:
         return Alignment(tuple((j, i) for i, j in self.pairs), self.n_b, self.n_a)
 
 

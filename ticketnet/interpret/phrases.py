@@ -62,7 +62,7 @@ def split_phrases(text: str, n_tokens: int | None = None) -> list[Phrase]:
         elif tok.isalnum():
             has_word = True
     cuts.append(n)
-    bounds = [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+    bounds = [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
     merged: list[tuple[int, int]] = []
     for a, b in bounds:                                                # punctuation alone joins the phrase before
         if merged and not any(t.isalnum() for t in tokens[a:b]):
@@ -96,7 +96,7 @@ def _check_phrases(ids: Tensor, phrases: Sequence[Phrase]) -> None:
     n = ids.numel()
     if not phrases:
         raise ValueError("need at least one phrase")
-    if phrases[0].start != 0 or phrases[-1].end != n or any(a.end != b.start for a, b in zip(phrases, phrases[1:])):
+    if phrases[0].start != 0 or phrases[-1].end != n or any(a.end != b.start for a, b in itertools.pairwise(phrases)):
         raise ValueError(f"phrases must cover the ticket's {n} tokens in order, without gaps or overlaps "
                          "(split_phrases(text, n) does)")
 
@@ -151,7 +151,7 @@ def token_scores(phrases: Sequence[Phrase], per_phrase: Sequence[float] | Tensor
 def has_negation(tokens: Sequence[str]) -> bool:
     """True when the tokens hold a negation: not, no, never, nothing, nor, cannot, or an n't ("isn", "'", "t")."""
     toks = list(tokens)
-    return bool(set(toks) & NEGATIONS) or any(a in "'’" and b == "t" for a, b in zip(toks, toks[1:]))
+    return bool(set(toks) & NEGATIONS) or any(a in "'’" and b == "t" for a, b in itertools.pairwise(toks))
 
 
 def _rebuild(phrases: Sequence[Phrase], tokens: Sequence[str], drop: set[int]) -> str:
