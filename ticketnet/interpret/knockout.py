@@ -54,9 +54,10 @@ def _check(model: TinyTransformer, ids: Tensor, block: int, head: int, target: i
 
 
 def knockout_logits(model: TinyTransformer, ids: Tensor, block: int, heads: Tensor, queries: Tensor,
-                    keys: Tensor, chunk_rows: int = ROWS_PER_CHUNK) -> tuple[Tensor, Tensor]:
+                    keys: Tensor, chunk_rows: int = ROWS_PER_CHUNK) -> tuple[Tensor, Tensor, Tensor]:
     """Logits of the ticket `ids` (n,) with each edge (heads[v], queries[v], keys[v]) of `block` cut, one variant
-    per edge (V,), and the ticket's own logits through the same path: ((V, C), (C,)). A key of −1 cuts nothing.
+    per edge (V,), the ticket's own logits through the same path, and the block's uncut pattern:
+    ((V, C), (C,), (h, n, n)). A key of −1 cuts nothing.
 
     Blocks before `block` run once (`run_with_cache`). In `block` only the variant's query row changes: its
     weights are `attention()` of that head's row with an additive −∞ on the cut key, batched over variants;
@@ -98,7 +99,7 @@ def knockout_logits(model: TinyTransformer, ids: Tensor, block: int, heads: Tens
                 y = post.expand(c, n, -1).clone()                      # (c, n, d)
                 y[torch.arange(c), i] = row
                 out[lo: lo + c] = finish_blocks(model, y, block + 1)
-    return out[:-1], out[-1]
+    return out[:-1], out[-1], cache[act_name("pattern", block)][0]
 
 
 def _result(logits: Tensor, base: Tensor, target: int, shape: tuple[int, ...]) -> tuple[dict, dict]:
@@ -118,10 +119,8 @@ def edge_knockout(model: TinyTransformer, ids: Tensor, block: int, head: int, qu
     if not 0 <= query < n:
         raise ValueError(f"query must be a position in 0..{n - 1}, got {query}")
     keys = torch.arange(n)
-    logits, base = knockout_logits(model, ids, block, torch.full((n,), head), torch.full((n,), query), keys)
-    with torch.inference_mode():
-        _, cache = run_with_cache(model, ids[None], torch.zeros(1, n, dtype=torch.bool))
-    weights = cache[act_name("pattern", block)][0, head, query]
+    logits, base, pattern = knockout_logits(model, ids, block, torch.full((n,), head), torch.full((n,), query), keys)
+    weights = pattern[head, query]
     change, b = _result(logits, base, target, (n,))
     return Knockout(block, head, weights, change, b, query)
 
@@ -139,11 +138,10 @@ def effect_map(model: TinyTransformer, ids: Tensor, block: int, head: int, targe
         raise ValueError(f"a full effect map of {n} tokens needs {n * n} variants; maps are made up to {max_n} "
                          "tokens, use edge_knockout for one query row")
     rows, cols = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
-    logits, base = knockout_logits(model, ids, block, torch.full((n * n,), head), rows.flatten(), cols.flatten())
-    with torch.inference_mode():
-        _, cache = run_with_cache(model, ids[None], torch.zeros(1, n, dtype=torch.bool))
+    logits, base, pattern = knockout_logits(model, ids, block, torch.full((n * n,), head), rows.flatten(),
+                                            cols.flatten())
     change, b = _result(logits, base, target, (n, n))
-    return Knockout(block, head, cache[act_name("pattern", block)][0, head], change, b)
+    return Knockout(block, head, pattern[head], change, b)
 
 
 def edge_disagreements(ko: Knockout, tokens: Sequence[str], unit: str = "logit_diff", k: int = 3) -> dict[str, list]:

@@ -97,9 +97,10 @@ def patched_residual(model: TinyTransformer, donor: TicketRun, into: TicketRun, 
     name = act_name("resid_pre", layer) if layer < L else act_name("resid_post", L - 1)
     x_into, x_from = into.cache[name][0], donor.cache[name][0]         # (n_into, d), (n_from, d)
     x = x_into.expand(len(variants), -1, -1).clone()                   # (V, n_into, d)
-    for v, pairs in enumerate(variants):
-        for i, j in pairs:
-            x[v, i] = x_from[j]
+    flat = [(v, i, j) for v, pairs in enumerate(variants) for i, j in pairs]
+    if flat:
+        v, i, j = torch.tensor(flat).unbind(1)
+        x[v, i] = x_from[j]
     with torch.inference_mode():
         return run_from_block(model, x, layer) if layer < L else finish_blocks(model, x, L)
 
@@ -113,10 +114,11 @@ def patched_heads(model: TinyTransformer, donor: TicketRun, into: TicketRun, blo
         V = len(variants)
         z = z_into.expand(V, -1, -1, -1).clone()                       # (V, h, n_into, d_k)
         where = torch.zeros(z.shape[:3], dtype=torch.bool)              # (V, h, n_into)
-        for v, triples in enumerate(variants):
-            for k, i, j in triples:
-                z[v, k, i] = z_from[k, j]
-                where[v, k, i] = True
+        flat = [(v, *t) for v, triples in enumerate(variants) for t in triples]
+        if flat:
+            v, k, i, j = torch.tensor(flat).unbind(1)
+            z[v, k, i] = z_from[k, j]
+            where[v, k, i] = True
         x = into.cache[act_name("resid_pre", block)].expand(V, -1, -1)
         return run_from_block(model, x, block, z=z, z_where=where)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -130,6 +131,22 @@ def inspect_ticket(router: Router, text: str) -> Inspection:
 
 
 # -- running from the middle: a block's input in, logits out, with one block's attention edited -------------------
+_HEADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def heads_of(layer: torch.nn.TransformerEncoderLayer) -> MultiHead:
+    """The layer's attention as a from-scratch MultiHead, copied once and again only when its weights change
+    (copying costs about 2 ms, more than a small batch's forward; interventions ask for it many times per click)."""
+    attn = layer.self_attn
+    key = tuple((p.data_ptr(), p._version) for p in attn.parameters())
+    hit = _HEADS.get(layer)
+    if hit is None or hit[0] != key:
+        with torch.inference_mode(False), torch.no_grad():
+            hit = (key, MultiHead.from_torch(attn).requires_grad_(False))
+        _HEADS[layer] = hit
+    return hit[1]
+
+
 def attention_parts(model: TinyTransformer, block: int, x: Tensor) -> tuple[MultiHead, Tensor, Tensor, Tensor]:
     """Block `block`'s from-scratch heads and its queries, keys and values for the block input x (B, n, d):
     (MultiHead, Q, K, V), each of Q, K, V (B, h, n, d_k)."""
@@ -137,7 +154,7 @@ def attention_parts(model: TinyTransformer, block: int, x: Tensor) -> tuple[Mult
     if not 0 <= block < len(layers):
         raise ValueError(f"block must be in 0..{len(layers) - 1} (0-based), got {block}")
     layer = layers[block]
-    heads = MultiHead.from_torch(layer.self_attn)
+    heads = heads_of(layer)
     a = layer.norm1(x)                                                 # pre-norm
     return heads, heads.split(heads.W_Q(a)), heads.split(heads.W_K(a)), heads.split(heads.W_V(a))
 
