@@ -90,3 +90,16 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert cold["python -m dashboard"]["heads_page_rendered_s"] > cold["python -m dashboard"]["server_healthy_s"] > 0
     assert cold["streamlit run"]["heads_page_rendered_s"] > 0 and cold["ratio"] > 0
     assert report["efficient_attention"]["max_diff_vs_readable"] < 1e-5
+
+
+def test_interventions_case_reports_every_timing_and_ratio(router, valid_rows):
+    from ticketnet.bench.cases import interventions, six_phrase_ticket
+    from ticketnet.interpret.phrases import split_phrases
+
+    assert len(split_phrases(six_phrase_ticket(valid_rows, router))) == 6
+    r = interventions(router, valid_rows, repeats=1, sizes=(12, 16))
+    assert set(r) == {"n12", "n16"}
+    assert {"knockout_row", "effect_map", "head_ablation", "patching", "phrase_shapley"} <= set(r["n12"]["seconds"])
+    assert "patching" not in r["n16"]["seconds"]
+    for key in ("knockout_row_ratio", "effect_map_ratio", "head_ablation_ratio", "patching_ratio", "shapley_ratio"):
+        assert math.isfinite(r["n12"][key]) and r["n12"][key] > 0

@@ -46,3 +46,22 @@ def test_split_long_and_mean_aopc_read_the_wide_table():
     for signal in ("removal", "random"):
         want = wide[f"comprehensiveness {signal}"].mean()
         assert means.set_index("signal").loc[signal, "comprehensiveness"] == pytest.approx(want, abs=1e-12)
+
+
+def test_phrases_add_columns_after_the_usual_ones_and_change_none_of_them(router, valid_rows):
+    import math
+
+    import pandas as pd
+
+    rows = [r for r in valid_rows if r["evidence"]][:24] + [r for r in valid_rows if r["ticket_id"] == "T-65052"]
+    plain = interpret_split(router, rows)
+    more = interpret_split(router, rows, phrases=True)
+    assert list(more.columns[: len(plain.columns)]) == list(plain.columns)
+    pd.testing.assert_frame_equal(more[plain.columns], plain)          # the existing numbers stay identical
+    added = list(more.columns[len(plain.columns):])
+    assert {"comprehensiveness phrase deletion", "sufficiency phrase shapley", "auprc removal",
+            "auprc phrase shapley", "auprc random"} <= set(added)
+    ap = more[[c for c in added if c.startswith("auprc")]]
+    assert ap.stack().between(0, 1).all() and not math.isnan(ap["auprc phrase shapley"].iloc[-1])
+    no_evidence = interpret_split(router, [{"ticket_id": "x", "text": "Where is my parcel? It is late."}], phrases=True)
+    assert math.isnan(no_evidence["auprc removal"].iloc[0])

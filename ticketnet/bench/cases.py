@@ -137,6 +137,70 @@ def inspection_vs_forward(router: Router, text: str, repeats: int, gflops: float
             "forward_fraction_of_matmul": flops / t["forward_of_removals"] / 1e9 / gflops}
 
 
+def _forward_of(model, ids: torch.Tensor, rows: int):
+    """One batched forward of `rows` copies of the ticket: the yardstick each intervention is read against."""
+    batch = ids[None].expand(rows, -1).contiguous()
+    no_pad = torch.zeros_like(batch, dtype=torch.bool)
+
+    def forward() -> None:
+        with torch.inference_mode():
+            model(batch, no_pad)
+    return forward
+
+
+def six_phrase_ticket(rows: list[dict], router: Router, near: int = 30) -> str:
+    """A valid ticket of exactly six phrases, the one whose length is closest to `near` tokens."""
+    from ticketnet.interpret.phrases import split_phrases
+
+    six = [r["text"] for r in rows if len(split_phrases(r["text"])) == 6]
+    return min(six, key=lambda t: (abs(len(router.encode(t).ids) - near), t))
+
+
+def interventions(router: Router, rows: list[dict], repeats: int, sizes: tuple[int, ...] = (30, 48)) -> dict:
+    """The route interventions of issue 13 timed beside one batched forward of the same number of rows:
+    edge knockout of one query row (n variants) and a head's full effect map (n² variants) in block 1 (block 2 is
+    cheaper: only the changed row's share of the pooling moves) at each n; per-ticket head ablation (L·h variants),
+    contrast patching (every head and residual patch, both directions) and phrase Shapley (six phrases: 2⁶
+    coalitions) at the first n."""
+    from ticketnet.interpret.ablation import head_ablation
+    from ticketnet.interpret.knockout import edge_knockout, effect_map
+    from ticketnet.interpret.patching import contrast_patching
+    from ticketnet.interpret.phrases import split_phrases
+    from ticketnet.interpret.shapley import exact_shapley
+
+    model = router.model
+    cfg = model.config
+
+    def at(n: int, everything: bool) -> dict:
+        ids = torch.tensor(router.encode(ticket_of_length(rows, n)).ids)
+        fns = {"knockout_row": lambda: edge_knockout(model, ids, 0, 0, n // 2, 0),
+               "forward_n_rows": _forward_of(model, ids, n),
+               "effect_map": lambda: effect_map(model, ids, 0, 0, 0),
+               "forward_n2_rows": _forward_of(model, ids, n * n)}
+        if everything:
+            edited = ids[3:]                                             # the edit: its first three tokens gone
+            variants = 2 * (cfg.n_blocks * cfg.h + (cfg.n_blocks + 1) * edited.numel())
+            text6 = six_phrase_ticket(rows, router, n)
+            ids6 = torch.tensor(router.encode(text6).ids)
+            phrases6 = split_phrases(text6, ids6.numel())
+            fns.update({"head_ablation": lambda: head_ablation(model, ids, 0),
+                        "forward_lh_rows": _forward_of(model, ids, cfg.n_blocks * cfg.h),
+                        "patching": lambda: contrast_patching(model, ids, edited, 0),
+                        "forward_patch_rows": _forward_of(model, ids, variants),
+                        "phrase_shapley": lambda: exact_shapley(model, ids6, phrases6, 0),
+                        "forward_64_rows": _forward_of(model, ids6, 2 ** len(phrases6))})
+        t = side_by_side(fns, repeats=repeats)
+        r = {"n": n, "seconds": t, "knockout_row_ratio": t["knockout_row"] / t["forward_n_rows"],
+             "effect_map_ratio": t["effect_map"] / t["forward_n2_rows"]}
+        if everything:
+            r.update({"head_ablation_ratio": t["head_ablation"] / t["forward_lh_rows"],
+                      "patching_variants": variants, "patching_ratio": t["patching"] / t["forward_patch_rows"],
+                      "shapley_n": ids6.numel(), "shapley_ratio": t["phrase_shapley"] / t["forward_64_rows"]})
+        return r
+
+    return {f"n{n}": at(n, n == sizes[0]) for n in sizes}
+
+
 def split_interpretation(router: Router, rows: list[dict], sizes: tuple[int, ...]) -> dict:
     """Whole-split interpretation time at several sizes, to show it grows linearly."""
     from ticketnet.interpret import interpret_split
@@ -202,6 +266,19 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
             f"forward of its removals ({i['seconds']['forward_of_removals'] * 1e3:.1f} ms, {i['forward_gflops']:.1f} "
             f"GFLOP/s = {100 * i['forward_fraction_of_matmul']:.0f} % of matmul); everything incl. ERASER and IG "
             f"{i['seconds']['interpret_ticket'] * 1e3:.0f} ms = {i['interpret_ticket_ratio_to_forward']:.1f}x")
+    iv = interventions(router, valid, repeats)
+    report["interventions"] = iv
+    for r in iv.values():
+        t = {k: v * 1e3 for k, v in r["seconds"].items()}
+        line = (f"n={r['n']:3d} edge knockout of one row {t['knockout_row']:.1f} ms = {r['knockout_row_ratio']:.1f}x one "
+                f"forward of its {r['n']} rows; effect map of one head {t['effect_map']:.0f} ms = "
+                f"{r['effect_map_ratio']:.2f}x one forward of its {r['n'] ** 2} rows")
+        if "head_ablation" in t:
+            line += (f"; head ablation {t['head_ablation']:.1f} ms = {r['head_ablation_ratio']:.1f}x; patching "
+                     f"{t['patching']:.1f} ms = {r['patching_ratio']:.1f}x one forward of its {r['patching_variants']} "
+                     f"rows; phrase Shapley (6 phrases, n={r['shapley_n']}) {t['phrase_shapley']:.1f} ms = "
+                     f"{r['shapley_ratio']:.1f}x one forward of its 64 rows")
+        log(line)
     sizes = (100, 200) if quick else (375, 750, 1500)
     s = split_interpretation(router, valid, sizes)
     report["split_interpretation_seconds"] = s

@@ -2,10 +2,13 @@
 
 Methods (token scores): `removal` (counterfactual deletion and <unk> replacement, on the batched engine in
 `counterfactual`), `attention_signals` (received attention, rollout), `gradients` (Captum), `heads` (head
-masking). Metrics (how a score compares with the removal effect): `agreement`, `eraser`, `evidence`.
-Runs: `ticket.interpret_ticket`, `split.interpret_split`.
+masking). Interventions on the routes (effects in `units`: logit difference and probability): `knockout`
+(attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit),
+`phrases` (phrase and pair deletion), `shapley` (phrase Shapley values). Metrics (how a score compares with the
+removal effect): `agreement`, `eraser`, `evidence`. Runs: `ticket.interpret_ticket`, `split.interpret_split`.
 """
 
+from ticketnet.interpret.ablation import head_ablation, head_means
 from ticketnet.interpret.agreement import (
     ChanceBand, agreement_table, chance_band, disagreements, kendall_tau, kendall_taus, random_tau_baseline,
     spearman, top_k_overlap,
@@ -18,16 +21,26 @@ from ticketnet.interpret.eraser import FRACTIONS, aopc, eraser, rationale_varian
 from ticketnet.interpret.evidence import average_precision, evidence_mask, evidence_recovery
 from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
 from ticketnet.interpret.heads import head_importance
+from ticketnet.interpret.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
+from ticketnet.interpret.patching import Alignment, ContrastPatching, align_tokens, contrast_patching
+from ticketnet.interpret.phrases import (
+    PHRASE_RULE, Phrase, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
+)
 from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split, mean_aopc, split_long
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
+from ticketnet.interpret.units import UNITS, changes, format_effect, logit_difference
 
 __all__ = [
-    "FRACTIONS", "SPLIT_ERASER_SIGNALS", "ChanceBand", "Counterfactuals", "TicketInterpretation", "agreement_table",
-    "aopc", "chance_band", "mean_aopc", "split_long",
-    "attention_rollout", "attention_signals", "average_precision", "counterfactual_batch", "counterfactual_probs",
-    "disagreements", "eraser", "evidence_mask", "evidence_recovery", "gradient_x_input", "head_importance",
-    "integrated_gradients", "interpret_split", "interpret_ticket", "kendall_tau", "kendall_taus",
-    "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "rollout_to_pooled",
-    "spearman", "top_k_overlap", "total_variation", "variant_probs",
+    "FRACTIONS", "PHRASE_RULE", "SPLIT_ERASER_SIGNALS", "UNITS", "Alignment", "ChanceBand", "ContrastPatching",
+    "Counterfactuals", "Knockout", "Phrase", "PhraseShapley", "TicketInterpretation", "agreement_table", "align_tokens", "aopc", "chance_band", "mean_aopc", "split_long",
+    "attention_rollout", "attention_signals", "average_precision", "changes", "contrast_patching",
+    "counterfactual_batch", "counterfactual_probs", "disagreements", "edge_disagreements", "edge_knockout",
+    "effect_map", "eraser", "evidence_mask", "evidence_recovery", "exact_shapley", "format_effect",
+    "gradient_x_input", "head_ablation", "head_importance", "head_means", "integrated_gradients", "interpret_split",
+    "interpret_ticket", "kendall_tau", "kendall_taus", "logit_difference", "phrase_deletions", "phrase_shapley",
+    "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "redundant_pairs",
+    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "token_scores",
+    "top_k_overlap", "total_variation", "variant_probs",
 ]

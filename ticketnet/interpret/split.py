@@ -13,6 +13,7 @@ from ticketnet.interpret.agreement import kendall_taus, random_signal, random_ta
 from ticketnet.interpret.attention_signals import attention_signals
 from ticketnet.interpret.counterfactual import check_eval, counterfactual_batch
 from ticketnet.interpret.eraser import FRACTIONS, eraser_plan, unique_rows
+from ticketnet.interpret.evidence import average_precision, evidence_mask
 from ticketnet.interpret.removal import probability_drop
 from ticketnet.nn.batching import length_chunks
 from ticketnet.nn.lens import run_with_cache, stack_blocks
@@ -57,6 +58,34 @@ def _deletion_rows(ids: Tensor) -> list[list[int]]:
 
 
 SPLIT_ERASER_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", "mean attention b2", "random")
+PHRASE_SIGNALS: tuple[str, ...] = ("phrase deletion", "phrase shapley")
+EVIDENCE_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", "mean attention b2", "random",
+                                     *PHRASE_SIGNALS)
+
+
+def _phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int) -> dict[str, Tensor]:
+    """Token scores (n,) from the ticket's phrases: each token carries its phrase's drop in the target's logit
+    difference when the phrase is deleted, and its phrase's Shapley value (exact up to 10 phrases)."""
+    from ticketnet.interpret.phrases import phrase_deletions, split_phrases, token_scores
+    from ticketnet.interpret.shapley import phrase_shapley
+
+    phrases = split_phrases(text, ids.numel())
+    singles = phrase_deletions(model, ids, phrases, who, pairs=False)
+    drop = -singles[singles.kind == "single"].change_logit_diff.to_numpy()
+    shap = phrase_shapley(model, ids, phrases, who, n_samples=n_samples, seed=seed)
+    return {"phrase deletion": token_scores(phrases, drop), "phrase shapley": token_scores(phrases, shap.values)}
+
+
+def _evidence_columns(text: str, evidence: str, n: int, signals: Mapping[str, Tensor]) -> dict[str, float]:
+    """`auprc <signal>`: average precision of each signal against the gold evidence tokens; nan without evidence."""
+    nan = {f"auprc {k}": float("nan") for k in signals}
+    if not (evidence or "").strip():
+        return nan
+    try:
+        gold = evidence_mask(text, n, evidence)
+    except ValueError:
+        return nan
+    return {f"auprc {k}": average_precision(v, gold) for k, v in signals.items()}
 
 
 def _aopc_of_plan(plan: list[tuple], p: Tensor, base: float) -> dict[str, float]:
@@ -77,7 +106,7 @@ def _aopc_of_plan(plan: list[tuple], p: Tensor, base: float) -> dict[str, float]
 def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callable[[int, int], None] | None = None,
                     target: str = "predicted", fractions: Sequence[float] = FRACTIONS,
                     eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS,
-                    group_size: int = 256) -> pd.DataFrame:
+                    group_size: int = 256, phrases: bool = False, shapley_samples: int = 16) -> pd.DataFrame:
     """One row per ticket of `rows` (dicts with ticket_id, text and optionally team): how attention agrees
     with deletion effects and how faithful each signal's top tokens are.
 
@@ -89,6 +118,12 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
     their effect. `target` is "predicted" or "label": the team whose probability is followed. Tickets go
     `group_size` at a time, similar lengths together, every group's variants in length-sorted batches;
     `progress(done, total)` is called after each group. One-token tickets get nan scores.
+
+    phrases=True adds, after the columns above (which stay as they are), the phrase signals (`phrase deletion`:
+    each token scored by its phrase's drop in the target's logit difference when deleted; `phrase shapley`: by its
+    phrase's Shapley value, exact up to 10 phrases, else `shapley_samples` Captum orders) with their AOPC columns,
+    and `auprc <signal>` (average precision against the ticket's `evidence`) for removal, rollout, mean attention
+    per block, random and both phrase signals; nan where a ticket has no evidence.
     """
     if target not in ("predicted", "label"):
         raise ValueError(f"target must be 'predicted' or 'label', got {target!r}")
@@ -116,7 +151,7 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
                 starts.append(len(seqs))
                 seqs.extend(_deletion_rows(torch.tensor(encoded[i].ids)))
             probs = _batched_probs(model, seqs)
-            plans, eseqs = [], []
+            plans, eseqs, pplans, pseqs = [], [], [], []
             for gi, i in enumerate(group):
                 n, s0 = len(encoded[i].ids), starts[gi]
                 predicted = int(probs[s0].argmax())
@@ -133,27 +168,45 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
                     rec["tau random"] = float(random_tau_baseline(effect, 1, seed=i)[0])
                     everything = {**sig, "removal": effect, "random": random_signal(n, i)}
                     chosen = everything if eraser_signals is None else {k: everything[k] for k in eraser_signals}
+                    if phrases:
+                        extra = _phrase_signals(model, torch.tensor(encoded[i].ids), rows[i]["text"], who,
+                                                shapley_samples, seed=i)
+                        everything.update(extra)
+                        # Their ERASER variants go through their own batches: mixed into the usual ones they would
+                        # change the batch composition and so the last bits of the existing columns.
+                        pplan = eraser_plan(torch.tensor(encoded[i].ids), extra, fractions)
+                        pplans.append((i, pplan, len(pseqs), who, s0))
+                        pseqs.extend(s for *_, removed, kept in pplan for s in (removed, kept))
+                        rec.update(_evidence_columns(rows[i]["text"], rows[i].get("evidence", ""), n,
+                                                     {k: everything[k] for k in EVIDENCE_SIGNALS}))
                     plan = eraser_plan(torch.tensor(encoded[i].ids), chosen, fractions)
                     plans.append((i, plan, len(eseqs), who, s0))
                     eseqs.extend(s for *_, removed, kept in plan for s in (removed, kept))
                 rec["disagreement"] = (1 - rec.get("tau rollout", float("nan"))) / 2
                 results[i] = rec
             eprobs = _batched_probs(model, eseqs) if eseqs else None
+            pprobs = _batched_probs(model, pseqs) if pseqs else None
         for i, plan, first, who, s0 in plans:
             results[i].update(_aopc_of_plan(plan, eprobs[first : first + 2 * len(plan), who], float(probs[s0, who])))
+        for i, plan, first, who, s0 in pplans:
+            results[i].update(_aopc_of_plan(plan, pprobs[first : first + 2 * len(plan), who], float(probs[s0, who])))
         done += len(group)
         if progress is not None:
             progress(done, len(encoded))
-    return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals)
+    return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals, phrases)
 
 
-def _split_frame(results: list[dict], L: int, h: int, eraser_signals: Sequence[str] | None) -> pd.DataFrame:
+def _split_frame(results: list[dict], L: int, h: int, eraser_signals: Sequence[str] | None,
+                 phrases: bool = False) -> pd.DataFrame:
     """The split's rows with a fixed column order, whatever ticket came first (one-token rows lack most)."""
     attn = ["rollout", *(f"mean attention b{b + 1}" for b in range(L)),
             *(f"b{b + 1} h{i + 1}" for b in range(L) for i in range(h))]
     aopc_names = [*attn, "removal", "random"] if eraser_signals is None else list(eraser_signals)
     columns = ["ticket_id", "n", "predicted", "label", *(f"tau {a}" for a in attn), "tau random",
                *(f"{m} {a}" for a in aopc_names for m in ("comprehensiveness", "sufficiency")), "disagreement"]
+    if phrases:                                                        # after the usual columns, never among them
+        columns += [*(f"{m} {a}" for a in PHRASE_SIGNALS for m in ("comprehensiveness", "sufficiency")),
+                    *(f"auprc {a}" for a in EVIDENCE_SIGNALS)]
     return pd.DataFrame(results, columns=columns)
 
 

@@ -1,0 +1,45 @@
+"""Phrase Shapley: efficiency for both methods, exact against a hand count, exact and Captum's sampling close."""
+
+import pytest
+import torch
+
+from tests.conftest import KeywordModel
+from ticketnet.interpret.phrases import Phrase, split_phrases
+from ticketnet.interpret.shapley import EXACT_MAX, exact_shapley, phrase_shapley, sampled_shapley
+
+T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
+          "Can you remove the duplicate charge?")
+
+
+def test_two_redundant_phrases_share_the_credit():
+    # f = 3·[a 7 is kept] in logit units for team 0 (others 0): logit difference 3 − log 4 with a 7, −log 4 without.
+    ph = [Phrase(0, 2, "a"), Phrase(2, 4, "b"), Phrase(4, 6, "c")]
+    sh = exact_shapley(KeywordModel().eval(), torch.tensor([7, 3, 4, 7, 5, 6]), ph, 0)
+    assert sh.values.tolist() == pytest.approx([1.5, 1.5, 0.0], abs=1e-6)
+    assert sh.efficiency_gap == pytest.approx(0.0, abs=1e-9) and sh.evaluations == 8
+
+
+def test_shipped_router_efficiency_and_sampling_agrees_with_exact(router):
+    enc = router.encode(T65052)
+    ids, ph = torch.tensor(enc.ids), split_phrases(T65052, len(enc.ids))
+    for unit in ("logit_diff", "prob"):
+        exact = exact_shapley(router.model, ids, ph, 0, unit)
+        assert abs(exact.efficiency_gap) <= 1e-6
+        sampled = sampled_shapley(router.model, ids, ph, 0, unit, n_samples=60)
+        assert abs(sampled.efficiency_gap) <= 1e-5                     # every sampled order adds up exactly
+        spread = float((exact.values.abs()).max())
+        assert (sampled.values - exact.values).abs().max() <= 0.15 * spread
+        assert int(sampled.values.argmax()) == int(exact.values.argmax()) == 2   # "My card was charged twice …"
+
+
+def test_many_phrases_go_to_sampling_and_refusals(router):
+    text = ". ".join(f"refund {w}" for w in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]) + "."
+    enc = router.encode(text)
+    ph = split_phrases(text, len(enc.ids))
+    assert len(ph) == EXACT_MAX + 1
+    sh = phrase_shapley(router.model, torch.tensor(enc.ids), ph, 0, n_samples=4)
+    assert sh.method == "sampling" and abs(sh.efficiency_gap) <= 1e-5
+    with pytest.raises(ValueError, match="sampled_shapley"):
+        exact_shapley(router.model, torch.tensor(enc.ids), ph, 0)
+    with pytest.raises(ValueError, match="unit"):
+        exact_shapley(router.model, torch.tensor(enc.ids), ph[:1] and split_phrases("refund", 1), 0, "odds")
