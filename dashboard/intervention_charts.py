@@ -13,6 +13,14 @@ import numpy as np
 import pandas as pd
 
 from dashboard.charts import _cell_step, _np, token_labels
+from ticketnet.interpret.units import format_effect
+
+
+def _share_text(x: float) -> str:
+    """A share recovered as grid text: two decimals, more for a small non-zero share (never "0.00"), "n/a" for nan."""
+    from dashboard.narrative import fmt
+
+    return "n/a" if not np.isfinite(x) else fmt(x)
 
 EFFECT_SCHEME = "redblue"
 UNIT_TITLES = {"logit_diff": "change in logit difference", "prob": "change in probability"}
@@ -56,7 +64,13 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff") -> alt.HCo
                        effect.properties(width=220, height=alt.Step(step)))
 
 
-def effect_map_chart(change, tokens: Sequence[str], unit: str = "logit_diff", title: str | None = None) -> alt.Chart:
+def map_step(n: int) -> float:
+    """Pixels per cell of an effect map and of the attention heatmap drawn beside it, so both share their axes."""
+    return _cell_step(n)
+
+
+def effect_map_chart(change, tokens: Sequence[str], unit: str = "logit_diff", title: str | None = None,
+                     step: float | None = None) -> alt.Chart:
     """A head's effect map (n, n) on the axes of its attention heatmap: cell (query, key) = effect of cutting it."""
     c = _np(change)
     n = len(tokens)
@@ -65,11 +79,12 @@ def effect_map_chart(change, tokens: Sequence[str], unit: str = "logit_diff", ti
     labels = token_labels(tokens)
     q, k = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     df = pd.DataFrame({"query": np.array(labels)[q.ravel()], "key": np.array(labels)[k.ravel()], "change": c.ravel()})
-    step = _cell_step(n)
+    step = step or _cell_step(n)
     return alt.Chart(df).mark_rect().encode(
         x=alt.X("key:O", sort=labels, title="token read (key)", axis=alt.Axis(labelAngle=-60, labelLimit=90)),
         y=alt.Y("query:O", sort=labels, title="reading token (query)"),
-        color=alt.Color("change:Q", scale=_diverging(c), title=_unit_title(unit)),
+        color=alt.Color("change:Q", scale=_diverging(c), title=_unit_title(unit),
+                        legend=alt.Legend(orient="bottom", gradientLength=120, format=".2~g")),
         tooltip=["query:N", "key:N", alt.Tooltip("change:Q", title=_unit_title(unit), format=".2e")],
     ).properties(width=alt.Step(step), height=alt.Step(step),
                  title=alt.Title(title or f"effect of cutting each edge ({_unit_title(unit)})", anchor="start"))
@@ -82,12 +97,13 @@ def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff") -> alt.LayerCha
     if column not in table.columns:
         raise ValueError(f"the table needs a {column!r} column (from head_ablation)")
     df = table.assign(block_label=table["block"].map(lambda b: f"block {b}"),
-                      head_label=table["head"].map(lambda h: f"head {h}"))
+                      head_label=table["head"].map(lambda h: f"head {h}"),
+                      text=table[column].map(format_effect))
     base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None), y=alt.Y("block_label:O", title=None))
     cells = base.mark_rect().encode(
         color=alt.Color(f"{column}:Q", scale=_diverging(df[column].to_numpy()), title=_unit_title(unit)),
         tooltip=["block_label:N", "head_label:N", "mode:N", alt.Tooltip(f"{column}:Q", format=".3e")])
-    text = base.mark_text(fontSize=11).encode(text=alt.Text(f"{column}:Q", format="+.3f"))
+    text = base.mark_text(fontSize=11).encode(text="text:N")
     return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36))
 
 
@@ -100,11 +116,12 @@ def patching_heads_grid(heads: pd.DataFrame, direction: str, unit: str = "logit_
         raise ValueError(f"no patches in direction {direction!r}")
     df["block_label"] = df["block"].map(lambda b: f"block {b}")
     df["head_label"] = df["head"].map(lambda h: f"head {h}")
+    df["text"] = df[column].map(_share_text)
     base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None), y=alt.Y("block_label:O", title=None))
     cells = base.mark_rect().encode(
         color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=EFFECT_SCHEME, domain=[-1, 1]), title="share recovered"),
         tooltip=["block_label:N", "head_label:N", alt.Tooltip(f"{column}:Q", title="share recovered", format=".3f")])
-    text = base.mark_text(fontSize=11).encode(text=alt.Text(f"{column}:Q", format=".2f"))
+    text = base.mark_text(fontSize=11).encode(text="text:N")
     return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36),
                                              title=alt.Title(f"heads, {direction}", anchor="start"))
 
