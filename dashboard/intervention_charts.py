@@ -12,7 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts import _cell_step, _np, token_labels
+from dashboard.charts import COLUMN_PX, _cell_step, _np, token_labels
 from ticketnet.interpret.units import format_effect
 
 
@@ -23,6 +23,7 @@ def _share_text(x: float) -> str:
     return "n/a" if not np.isfinite(x) else fmt(x)
 
 EFFECT_SCHEME = "redblue"
+_BOTTOM_LEGEND = alt.Legend(orient="bottom", gradientLength=120)     # under the chart: the width stays the grid's
 UNIT_TITLES = {"logit_diff": "change in logit difference", "prob": "change in probability"}
 
 
@@ -60,8 +61,9 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff") -> alt.HCo
         color=alt.Color("change:Q", scale=_diverging(frame["change"].to_numpy()), legend=None),
         tooltip=["key:N", alt.Tooltip("weight:Q", format=".4f"), alt.Tooltip("change:Q", title=title, format=".2e")])
     step = _cell_step(len(labels), room=420, hi=14)
-    return alt.hconcat(weight.properties(width=180, height=alt.Step(step)),
-                       effect.properties(width=220, height=alt.Step(step)))
+    # 150 + 190 px of bars beside the token labels: the pair fits a laptop's 520 px column (COLUMN_PX).
+    return alt.hconcat(weight.properties(width=150, height=alt.Step(step)),
+                       effect.properties(width=190, height=alt.Step(step)), spacing=8)
 
 
 def map_step(n: int) -> float:
@@ -101,7 +103,8 @@ def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff") -> alt.LayerCha
                       text=table[column].map(format_effect))
     base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None), y=alt.Y("block_label:O", title=None))
     cells = base.mark_rect().encode(
-        color=alt.Color(f"{column}:Q", scale=_diverging(df[column].to_numpy()), title=_unit_title(unit)),
+        color=alt.Color(f"{column}:Q", scale=_diverging(df[column].to_numpy()), title=_unit_title(unit),
+                        legend=_BOTTOM_LEGEND),
         tooltip=["block_label:N", "head_label:N", "mode:N", alt.Tooltip(f"{column}:Q", format=".3e")])
     text = base.mark_text(fontSize=11).encode(text="text:N")
     return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36))
@@ -119,7 +122,8 @@ def patching_heads_grid(heads: pd.DataFrame, direction: str, unit: str = "logit_
     df["text"] = df[column].map(_share_text)
     base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None), y=alt.Y("block_label:O", title=None))
     cells = base.mark_rect().encode(
-        color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=EFFECT_SCHEME, domain=[-1, 1]), title="share recovered"),
+        color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=EFFECT_SCHEME, domain=[-1, 1]), title="share recovered",
+                        legend=_BOTTOM_LEGEND),
         tooltip=["block_label:N", "head_label:N", alt.Tooltip(f"{column}:Q", title="share recovered", format=".3f")])
     text = base.mark_text(fontSize=11).encode(text="text:N")
     return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36),
@@ -142,10 +146,10 @@ def patching_resid_heatmap(resid: pd.DataFrame, direction: str, unit: str = "log
         x=alt.X("label:O", sort=labels, title="position (run patched)", axis=alt.Axis(labelAngle=-60, labelLimit=90)),
         y=alt.Y("layer_name:O", sort=layers, title=None),
         color=alt.condition("datum.aligned", alt.Color(f"{column}:Q", scale=alt.Scale(
-            scheme=EFFECT_SCHEME, domain=[-1, 1]), title="share recovered"), alt.value("#dddddd")),
+            scheme=EFFECT_SCHEME, domain=[-1, 1]), title="share recovered", legend=_BOTTOM_LEGEND), alt.value("#dddddd")),
         tooltip=["layer_name:N", "label:N", "status:N", alt.Tooltip("source_token:N", title="taken from"),
                  alt.Tooltip(f"{column}:Q", title="share recovered", format=".3f")],
-    ).properties(width=alt.Step(_cell_step(len(labels), room=600, hi=18)), height=alt.Step(28),
+    ).properties(width=alt.Step(_cell_step(len(labels), room=COLUMN_PX - 120, lo=2.0, hi=18)), height=alt.Step(24),
                  title=alt.Title(f"residual stream, {direction}", anchor="start"))
 
 
@@ -164,9 +168,9 @@ def phrase_chart(frame: pd.DataFrame, unit: str = "logit_diff") -> alt.Chart:
     long["label"] = [f"{i}: {p[:60]}" for i, p in zip(long["index"], long["phrase"], strict=True)]
     labels = list(dict.fromkeys(long["label"]))
     return alt.Chart(long).mark_bar().encode(
-        y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=320)),
+        y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=170)),
         yOffset="measure:N",
         x=alt.X("value:Q", title=f"{title} (deleted) / Shapley value"),
-        color=alt.Color("measure:N", title=None),
+        color=alt.Color("measure:N", title=None, legend=alt.Legend(orient="bottom")),
         tooltip=["phrase:N", "measure:N", alt.Tooltip("value:Q", format=".3e")],
-    ).properties(width=360, height=alt.Step(14))
+    ).properties(width=240, height=alt.Step(14))       # labels clipped at 170 px: the pair fits COLUMN_PX

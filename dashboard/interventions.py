@@ -35,13 +35,14 @@ from ticketnet.interpret import (
 )
 from ticketnet.interpret.knockout import MAP_MAX_N
 from ticketnet.interpret.shapley import EXACT_MAX
-from ticketnet.interpret.units import UNIT_LABELS, UNITS
 
-SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases
+SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
+SPLIT_SHAPLEY_SAMPLES = 16   # ... and for the phrase signals in the ERASER and evidence tables, as the split-wide run
 MEANS_SPLIT = "valid"     # mean ablation: each head's mean output over this split
 
-__all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "UNITS", "UNIT_LABELS", "PhraseResults", "ablation",
-           "contrast", "effect_maps", "knockout_row", "phrases", "valid_head_means"]
+__all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "SPLIT_SHAPLEY_SAMPLES", "PhraseResults", "PhraseSignals",
+           "ablation", "contrast", "edge_rows", "effect_maps", "knockout_row", "phrase_signals", "phrases",
+           "valid_head_means"]
 
 
 def _model():
@@ -119,15 +120,12 @@ def contrast(text_a: str, text_b: str, target: int) -> ContrastPatching:
 # -- phrases --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PhraseResults:
-    """A ticket's phrases, every phrase and pair deleted, their Shapley values, and phrase-level token signals."""
+    """A ticket's phrases, every phrase and pair deleted, and their Shapley values in one unit."""
 
     phrases: list[Phrase]
     deletions: pd.DataFrame          # phrase_deletions (ticket, singles, pairs)
     redundant: pd.DataFrame          # redundant_pairs: first, second, interaction
     shapley: PhraseShapley           # in the unit asked for
-    signals: dict[str, torch.Tensor]  # "phrase deletion", "phrase shapley": token scores (n,), logit difference
-    eraser: pd.DataFrame             # ERASER of the phrase signals (empty for a one-token ticket)
-    evidence: pd.DataFrame | None    # evidence recovery of the phrase signals; None without evidence
 
     def singles(self) -> pd.DataFrame:
         return self.deletions[self.deletions.kind == "single"].reset_index(drop=True)
@@ -137,20 +135,45 @@ class PhraseResults:
 
 
 @st.cache_data(show_spinner="Deleting each phrase and each pair, and the phrases' Shapley values…", max_entries=128)
-def _phrases(text: str, target: int, unit: str, evidence: str, key: tuple) -> PhraseResults:
+def _phrases(text: str, target: int, unit: str, key: tuple) -> PhraseResults:
+    model = _model()
+    ids = _ids(text)
+    found = split_phrases(text, ids.numel())
+    deletions = phrase_deletions(model, ids, found, target)
+    shap = phrase_shapley(model, ids, found, target, unit, n_samples=SHAPLEY_SAMPLES)
+    return PhraseResults(found, deletions, redundant_pairs(deletions), shap)
+
+
+def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
+    """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
+    (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""
+    loading.router()
+    return _phrases(text, target, unit, loading.weights_stamp())
+
+
+@dataclass(frozen=True)
+class PhraseSignals:
+    """Phrase deletion and phrase Shapley as token signals, with their ERASER rows and evidence recovery."""
+
+    signals: dict[str, torch.Tensor]  # "phrase deletion", "phrase shapley": (n,) token scores, logit difference
+    eraser: pd.DataFrame              # ERASER rows of both signals (empty for a one-token ticket)
+    evidence: pd.DataFrame | None     # evidence recovery rows; None without evidence
+    shapley_method: str               # "exact" or "sampling"
+
+
+@st.cache_data(show_spinner="Scoring the phrases (deletion and Shapley) for ERASER and evidence…", max_entries=128)
+def _phrase_signals(text: str, target: int, evidence: str, key: tuple) -> PhraseSignals:
+    # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's drop
+    # in the target's logit difference when deleted, and its phrase's Shapley value (logit difference, exact up to
+    # EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones averaged in the README.
     model = _model()
     ids = _ids(text)
     n = ids.numel()
     found = split_phrases(text, n)
-    deletions = phrase_deletions(model, ids, found, target)
-    shap = phrase_shapley(model, ids, found, target, unit, n_samples=SHAPLEY_SAMPLES)
-    # The token signals follow the split-wide run (ticketnet.interpret.split): both in logit difference, so the
-    # evidence and ERASER rows here are the ones averaged over the split in the README.
-    singles = deletions[deletions.kind == "single"]
-    drop = -torch.tensor(singles.change_logit_diff.to_numpy())
-    shap_ld = shap if unit == "logit_diff" else phrase_shapley(model, ids, found, target, "logit_diff",
-                                                               n_samples=SHAPLEY_SAMPLES)
-    signals = {"phrase deletion": token_scores(found, drop), "phrase shapley": token_scores(found, shap_ld.values)}
+    singles = phrase_deletions(model, ids, found, target, pairs=False)
+    drop = -torch.tensor(singles[singles.kind == "single"].change_logit_diff.to_numpy())
+    shap = phrase_shapley(model, ids, found, target, "logit_diff", n_samples=SPLIT_SHAPLEY_SAMPLES)
+    signals = {"phrase deletion": token_scores(found, drop), "phrase shapley": token_scores(found, shap.values)}
     table = eraser(model, ids, signals, target) if n >= 2 else pd.DataFrame()
     ev = None
     if evidence.strip():
@@ -161,14 +184,13 @@ def _phrases(text: str, target: int, unit: str, evidence: str, key: tuple) -> Ph
         if gold is not None:
             ev = pd.DataFrame([{"signal": name, **evidence_recovery(s, gold), "gold_tokens": int(gold.sum()),
                                 "base_rate": float(gold.double().mean())} for name, s in signals.items()])
-    return PhraseResults(found, deletions, redundant_pairs(deletions), shap, signals, table, ev)
+    return PhraseSignals(signals, table, ev, shap.method)
 
 
-def phrases(text: str, target: int, unit: str = "logit_diff", evidence: str = "") -> PhraseResults:
-    """The ticket's phrases with their deletions, redundant pairs, Shapley values (exact up to EXACT_MAX phrases,
-    sampled beyond) in `unit`, and the phrase signals' ERASER and evidence rows, cached."""
+def phrase_signals(text: str, target: int, evidence: str = "") -> PhraseSignals:
+    """Phrase deletion and phrase Shapley as token signals for the ERASER and evidence tables, cached."""
     loading.router()
-    return _phrases(text, target, unit, evidence or "", loading.weights_stamp())
+    return _phrase_signals(text, target, evidence or "", loading.weights_stamp())
 
 
 def edge_rows(ko: Knockout, tokens, unit: str, k: int = 3) -> pd.DataFrame:

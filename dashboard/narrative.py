@@ -371,3 +371,40 @@ def ablation_sentence(table: pd.DataFrame, unit: str, team: str, mode: str) -> s
     small = int((table[col].abs() < 0.1 * abs(top[col])).sum()) if top[col] else len(table)
     return (f"Replacing block {int(top['block'])} head {int(top['head'])} with {how} moves the {UNIT_NAMES[unit]} of "
             f"{team} most: {effect(top[col])}. {small} of the {len(table)} heads move it by less than a tenth of that.")
+
+
+def phrase_signal_sentence(method: str, samples: int) -> str:
+    """What the phrase rows of the ERASER and evidence tables are."""
+    how = "exact" if method == "exact" else f"sampled over {samples} phrase orders (more than 10 phrases)"
+    return ("“phrase deletion” and “phrase shapley” score each token by its phrase: the drop in the target's logit "
+            f"difference when the phrase is deleted, and the phrase's Shapley value ({how}). The single-token signals "
+            "are ranked token by token; these rank whole phrases, as in the split-wide run.")
+
+
+def patching_intro(value_a: float, value_b: float, unit: str, team: str) -> str:
+    """How to read the patching charts: the change to recover, and what a share means."""
+    return (f"The edit moves the {UNIT_NAMES[unit]} of {team} from {fmt(value_a)} (ticket) to {fmt(value_b)} (edit), "
+            f"a change of {effect(value_b - value_a)}. Each cell: one activation taken from the other run, and the "
+            "share of that change it recovers (1: all of it; 0: none; negative: the wrong way). A head patch replaces "
+            "that head's output at every aligned position; a residual patch replaces one position of one layer.")
+
+
+def unaligned_sentence(tokens_a: Sequence[str], tokens_b: Sequence[str], a_to_b: Sequence, b_to_a: Sequence,
+                       limit: int = 12) -> str | None:
+    """The positions with no partner in the other run (grey in the residual heatmaps), or None when all align."""
+    def listed(tokens, partner):
+        lone = [f"{i}:{t}" for i, (t, j) in enumerate(zip(tokens, partner, strict=True)) if j is None]
+        more = f" and {len(lone) - limit} more" if len(lone) > limit else ""
+        return ", ".join(lone[:limit]) + more, len(lone)
+
+    a, na = listed(tokens_a, a_to_b)
+    b, nb = listed(tokens_b, b_to_a)
+    if not na and not nb:
+        return None
+    parts = []
+    if na:
+        parts.append(f"{na} of the ticket's tokens have no partner in the edit ({a})")
+    if nb:
+        parts.append(f"{nb} of the edit's tokens have none in the ticket ({b})")
+    return ("Unaligned, drawn grey and never patched: " + "; ".join(parts) + ". Other positions are paired by the "
+            "longest common subsequence of the two token lists, words replaced one for one paired too.")
