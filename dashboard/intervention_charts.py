@@ -51,7 +51,10 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff") -> alt.HCo
     """Weight and knockout effect per key of one query row, side by side on the same token axis."""
     title = _unit_title(unit)
     labels = list(frame["key"])
-    y = alt.Y("key:N", sort=labels, title="token read (key)")
+    step = _cell_step(len(labels), room=420, hi=14)
+    font, overlap = _label_style(step)
+    y = alt.Y("key:N", sort=labels, title="token read (key)",
+              axis=alt.Axis(labelFontSize=font, labelOverlap=overlap, labelLimit=90))
     weight = alt.Chart(frame).mark_bar(color="#4c78a8").encode(
         y=y, x=alt.X("weight:Q", title="attention weight"),
         tooltip=["key:N", alt.Tooltip("weight:Q", format=".4f"), alt.Tooltip("change:Q", title=title, format=".2e")])
@@ -60,10 +63,14 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff") -> alt.HCo
         x=alt.X("change:Q", title=f"{title} when the edge is cut"),
         color=alt.Color("change:Q", scale=_diverging(frame["change"].to_numpy()), legend=None),
         tooltip=["key:N", alt.Tooltip("weight:Q", format=".4f"), alt.Tooltip("change:Q", title=title, format=".2e")])
-    step = _cell_step(len(labels), room=420, hi=14)
-    # 150 + 190 px of bars beside the token labels: the pair fits a laptop's 520 px column (COLUMN_PX).
-    return alt.hconcat(weight.properties(width=150, height=alt.Step(step)),
-                       effect.properties(width=190, height=alt.Step(step)), spacing=8)
+    # 140 + 180 px of bars beside the token labels and axis titles: the pair fits a 520 px column (COLUMN_PX).
+    return alt.hconcat(weight.properties(width=140, height=alt.Step(step)),
+                       effect.properties(width=180, height=alt.Step(step)), spacing=8)
+
+
+def _label_style(step: float) -> tuple[int, bool | str]:
+    """Token label font size and overlap rule for cells of `step` px: every token labelled from 9 px up."""
+    return (10 if step >= 11 else 9), (False if step >= 9 else "parity")
 
 
 def map_step(n: int) -> float:
@@ -82,9 +89,12 @@ def effect_map_chart(change, tokens: Sequence[str], unit: str = "logit_diff", ti
     q, k = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     df = pd.DataFrame({"query": np.array(labels)[q.ravel()], "key": np.array(labels)[k.ravel()], "change": c.ravel()})
     step = step or _cell_step(n)
+    font, overlap = _label_style(step)                      # as charts.head_heatmap labels the same cells
     return alt.Chart(df).mark_rect().encode(
-        x=alt.X("key:O", sort=labels, title="token read (key)", axis=alt.Axis(labelAngle=-60, labelLimit=90)),
-        y=alt.Y("query:O", sort=labels, title="reading token (query)"),
+        x=alt.X("key:O", sort=labels, title="token read (key)",
+                axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=font, labelOverlap=overlap)),
+        y=alt.Y("query:O", sort=labels, title="reading token (query)",
+                axis=alt.Axis(labelLimit=90, labelFontSize=font, labelOverlap=overlap)),
         color=alt.Color("change:Q", scale=_diverging(c), title=_unit_title(unit),
                         legend=alt.Legend(orient="bottom", gradientLength=120, format=".2~g")),
         tooltip=["query:N", "key:N", alt.Tooltip("change:Q", title=_unit_title(unit), format=".2e")],
@@ -172,5 +182,5 @@ def phrase_chart(frame: pd.DataFrame, unit: str = "logit_diff") -> alt.Chart:
         yOffset="measure:N",
         x=alt.X("value:Q", title=f"{title} (deleted) / Shapley value"),
         color=alt.Color("measure:N", title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=["phrase:N", "measure:N", alt.Tooltip("value:Q", format=".3e")],
-    ).properties(width=240, height=alt.Step(14))       # labels clipped at 170 px: the pair fits COLUMN_PX
+        tooltip=["phrase:N", "measure:N", alt.Tooltip("value:Q", title=title, format=".3e")],
+    ).properties(width=240, height=alt.Step(14))       # labels clipped at 170 px; pages draw it width="stretch"

@@ -134,10 +134,10 @@ with knockout_section:
             maps = interventions.effect_maps(pick.text, block - 1, target)
             step = ic.map_step(n_tokens)
             pair_row = st.container(horizontal=True, gap="medium")    # side by side when wide, stacked in a laptop column
-            with pair_row.container(width=charts.COLUMN_PX):
+            with pair_row.container(width="content"):
                 ui.chart(charts.head_heatmap, W[ko_head], tokens, ko_head + 1, query_row, block=block, step=step,
                          title=f"attention weights, block {block} · head {ko_head + 1}")
-            with pair_row.container(width=charts.COLUMN_PX):
+            with pair_row.container(width="content"):
                 ui.chart(ic.effect_map_chart, maps[ko_head].change[unit], tokens, unit, step=step,
                          title=f"effect of cutting each edge, head {ko_head + 1}")
             taus = pd.DataFrame({"head": [f"head {k + 1}" for k in range(n_heads)],

@@ -243,7 +243,10 @@ with phrase_section:
                              + f" Sum of the values: {narrative.effect(float(ph.shapley.values.sum()))} = the ticket "
                              f"({narrative.fmt(ph.shapley.full)}) minus every phrase deleted "
                              f"({narrative.fmt(ph.shapley.empty)})."))
-        ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"change_{unit}"], ph.shapley.values), unit)
+        # Stretched to the column: drawn at width="content" this one-view chart with a fixed width collapsed to its
+        # labels in the browser (no bar, no axis), seen in the screenshots.
+        ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"change_{unit}"], ph.shapley.values), unit,
+                 width="stretch")
         st.subheader("Pairs of phrases deleted together")
         statements = narrative.redundancy_statements(texts, ph.redundant, ph.deletions, teams)
         for line in statements:
