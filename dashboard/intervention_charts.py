@@ -12,7 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts import COLUMN_PX, _cell_step, _np, token_labels
+from dashboard.charts import COLUMN_PX, _cell_step, _np, cell_text_color, token_labels
 from ticketnet.interpret.units import format_effect
 
 
@@ -116,7 +116,9 @@ def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff") -> alt.LayerCha
         color=alt.Color(f"{column}:Q", scale=_diverging(df[column].to_numpy()), title=_unit_title(unit),
                         legend=_BOTTOM_LEGEND),
         tooltip=["block_label:N", "head_label:N", "mode:N", alt.Tooltip(f"{column}:Q", format=".3e")])
-    text = base.mark_text(fontSize=11).encode(text="text:N")
+    peak = float(np.nanmax(np.abs(df[column].to_numpy()))) if len(df) else 0.0
+    text = base.mark_text(fontSize=11).encode(
+        text="text:N", color=cell_text_color(f"abs(datum['{column}']) > {0.6 * peak!r}"))   # white on dark cells
     return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36))
 
 
@@ -135,7 +137,8 @@ def patching_heads_grid(heads: pd.DataFrame, direction: str, unit: str = "logit_
         color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=EFFECT_SCHEME, domain=[-1, 1]), title="share recovered",
                         legend=_BOTTOM_LEGEND),
         tooltip=["block_label:N", "head_label:N", alt.Tooltip(f"{column}:Q", title="share recovered", format=".3f")])
-    text = base.mark_text(fontSize=11).encode(text="text:N")
+    text = base.mark_text(fontSize=11).encode(text="text:N",
+                                             color=cell_text_color(f"abs(datum['{column}']) > 0.6"))
     return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36),
                                              title=alt.Title(f"heads, {direction}", anchor="start"))
 
