@@ -263,3 +263,148 @@ def ig_completeness(change: float, delta: float, steps: int, team: str) -> str:
     where = f"{share:.2%} of it" if share != float("inf") else "the change is zero"
     return (f"Integrated gradients ({steps} path steps) should add up to p({team} | ticket) − p({team} | all "
             f"<pad>) = {change:+.4f}; they miss it by {abs(delta):.1e} ({where}).")
+
+
+# -- route interventions (issue 13): units, edge knockout, patching, phrases ---------------------------------------
+UNIT_NAMES = {"logit_diff": "logit difference", "prob": "probability"}
+
+
+def effect(value: float) -> str:
+    """A signed effect as the intervention views print it: `ticketnet.interpret.format_effect`, never "+0.00"."""
+    from ticketnet.interpret.units import format_effect
+
+    return format_effect(value)
+
+
+def unit_sentence(unit: str, team: str) -> str:
+    """Which unit the intervention views on the page show, in words."""
+    if unit == "logit_diff":
+        return (f"Effects are shown as the change in the logit difference of {team}: log(p / (1 − p)), the log-odds of "
+                f"{team} against every other team. Unlike p({team}) it does not flatten out near 0 or 1, so a small "
+                "change in a confident prediction stays visible.")
+    if unit == "prob":
+        return (f"Effects are shown as the change in p({team}), the probability of {team}: easy to read, but flat "
+                "near 0 and 1, where a large change in the model's evidence can move it very little.")
+    raise ValueError(f"unknown unit {unit!r}")
+
+
+def tau_text(tau: float) -> str:
+    """A Kendall τ as the pages print it; "n/a" when it is undefined (a constant ranking)."""
+    return "n/a" if not np.isfinite(tau) else fmt(tau)
+
+
+def knockout_sentence(tokens: Sequence[str], query: int, head: int, block: int, weights, drop, tau: float,
+                      unit: str, team: str) -> str:
+    """What cutting each edge of one query row does, in words: the edge that matters most against the heaviest one.
+    `drop` (n,) is ticket − knocked-out (positive: the edge carried support for `team`); head and block 1-based."""
+    w, d = _np(weights), _np(drop)
+    heavy, strong = int(np.argmax(w)), int(np.argmax(np.abs(d)))
+    name = UNIT_NAMES[unit]
+    q = quote(tokens[query])
+    first = (f"In head {head} of block {block}, {q} puts most weight on {quote(tokens[heavy])} ({fmt(w[heavy])}); "
+             f"cutting that edge changes the {name} of {team} by {effect(-d[heavy])}.")
+    if strong != heavy:
+        first += (f" The edge whose cut matters most is {q} → {quote(tokens[strong])} (weight {fmt(w[strong])}): "
+                  f"{effect(-d[strong])}.")
+    shown = "undefined (every cut has the same effect)" if np.isnan(tau) else fmt(tau)
+    return f"{first} Kendall τ between the row's weights and the drops: {shown}."
+
+
+def redundancy_statements(phrases: Sequence[str], redundant: pd.DataFrame, deletions: pd.DataFrame,
+                          teams: Sequence[str]) -> list[str]:
+    """Plain words for each pair of phrases that each do nothing alone (the predicted team stays) but flip the
+    team deleted together (`redundant_pairs`' table, `phrase_deletions`' table)."""
+    out = []
+    base_team = teams[int(deletions.loc[deletions.kind == "ticket", "predicted"].iloc[0])]
+    for r in redundant.itertuples():
+        a, b = int(r.first), int(r.second)
+        pair = deletions[(deletions.kind == "pair") & (deletions.phrases.map(tuple) == (a, b))].iloc[0]
+        out.append(f"Deleting {quote(phrases[a])} alone leaves the ticket with {base_team}, and so does deleting "
+                   f"{quote(phrases[b])} alone; deleting both sends it to {teams[int(pair.predicted)]}. Each phrase "
+                   "backs up the other: single deletions miss them, and a reading that credits only one of them is "
+                   f"incomplete (interaction {effect(r.interaction)} in logit difference beyond the two single "
+                   "deletions).")
+    return out
+
+
+def shapley_sentence(method: str, n_phrases: int, evaluations: int, samples: int, exact_max: int) -> str:
+    """How the phrase Shapley values were computed."""
+    if method == "exact":
+        return (f"Exact Shapley values: all {evaluations} coalitions of the {n_phrases} phrases enumerated (exact up to "
+                f"{exact_max} phrases).")
+    return (f"Sampled Shapley values: {n_phrases} phrases are more than the {exact_max} enumerated exactly, so "
+            f"{samples} random phrase orders were drawn (Captum's ShapleyValueSampling, {evaluations} model "
+            "evaluations); they still add up exactly to the ticket's value minus the empty ticket's.")
+
+
+DIRECTION_WORDS = {"a→b": "from the ticket into the edit", "b→a": "from the edit into the ticket"}
+
+
+def strongest_patches(heads: pd.DataFrame, resid: pd.DataFrame, unit: str, k: int = 2) -> str:
+    """A sentence naming the strongest head and residual patches in each direction, by share of the change recovered
+    (`contrast_patching`'s tables; share = 1 when the patch alone carries the whole change)."""
+    col = f"share_{unit}"
+    parts = []
+    for direction, words in DIRECTION_WORDS.items():
+        h = heads[heads.direction == direction].dropna(subset=[col])
+        r = resid[(resid.direction == direction) & resid.aligned].dropna(subset=[col])
+        if h.empty and r.empty:
+            continue
+        bits = []
+        for row in h.reindex(h[col].abs().sort_values(ascending=False).index).head(k).itertuples():
+            bits.append(f"block {row.block} head {row.head} ({fmt(getattr(row, col))})")
+        for row in r.reindex(r[col].abs().sort_values(ascending=False).index).head(k).itertuples():
+            bits.append(f"the residual stream at {row.layer_name}, position {row.position} {quote(row.token)} "
+                        f"({fmt(getattr(row, col))})")
+        parts.append(f"patched {words}: " + ", ".join(bits))
+    if not parts:
+        return "No position of one run has a partner in the other, so nothing can be patched."
+    return ("Strongest patches by share of the change in " + UNIT_NAMES[unit] + " they recover — "
+            + "; ".join(parts) + ". A share of 1 means the patch alone turns one run's prediction into the other's.")
+
+
+def ablation_sentence(table: pd.DataFrame, unit: str, team: str, mode: str) -> str:
+    """The head whose switching off moves the target most on this ticket (`head_ablation`'s table), in words."""
+    col = f"change_{unit}"
+    top = table.loc[table[col].abs().idxmax()]
+    how = "zeros" if mode == "zero" else "its mean output over the valid split"
+    small = int((table[col].abs() < 0.1 * abs(top[col])).sum()) if top[col] else len(table)
+    return (f"Replacing block {int(top['block'])} head {int(top['head'])} with {how} moves the {UNIT_NAMES[unit]} of "
+            f"{team} most: {effect(top[col])}. {small} of the {len(table)} heads move it by less than a tenth of that.")
+
+
+def phrase_signal_sentence(method: str, samples: int) -> str:
+    """What the phrase rows of the ERASER and evidence tables are."""
+    how = "exact" if method == "exact" else f"sampled over {samples} phrase orders (more than 10 phrases)"
+    return ("“phrase deletion” and “phrase shapley” score each token by its phrase: the drop in the target's logit "
+            f"difference when the phrase is deleted, and the phrase's Shapley value ({how}). The single-token signals "
+            "are ranked token by token; these rank whole phrases, as in the split-wide run.")
+
+
+def patching_intro(value_a: float, value_b: float, unit: str, team: str) -> str:
+    """How to read the patching charts: the change to recover, and what a share means."""
+    return (f"The edit moves the {UNIT_NAMES[unit]} of {team} from {fmt(value_a)} (ticket) to {fmt(value_b)} (edit), "
+            f"a change of {effect(value_b - value_a)}. Each cell: one activation taken from the other run, and the "
+            "share of that change it recovers (1: all of it; 0: none; negative: the wrong way). A head patch replaces "
+            "that head's output at every aligned position; a residual patch replaces one position of one layer.")
+
+
+def unaligned_sentence(tokens_a: Sequence[str], tokens_b: Sequence[str], a_to_b: Sequence, b_to_a: Sequence,
+                       limit: int = 12) -> str | None:
+    """The positions with no partner in the other run (grey in the residual heatmaps), or None when all align."""
+    def listed(tokens, partner):
+        lone = [f"{i}:{t}" for i, (t, j) in enumerate(zip(tokens, partner, strict=True)) if j is None]
+        more = f" and {len(lone) - limit} more" if len(lone) > limit else ""
+        return ", ".join(lone[:limit]) + more, len(lone)
+
+    a, na = listed(tokens_a, a_to_b)
+    b, nb = listed(tokens_b, b_to_a)
+    if not na and not nb:
+        return None
+    parts = []
+    if na:
+        parts.append(f"{na} of the ticket's tokens have no partner in the edit ({a})")
+    if nb:
+        parts.append(f"{nb} of the edit's tokens have none in the ticket ({b})")
+    return ("Unaligned, drawn grey and never patched: " + "; ".join(parts) + ". Other positions are paired by the "
+            "longest common subsequence of the two token lists, words replaced one for one paired too.")

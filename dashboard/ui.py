@@ -285,3 +285,26 @@ def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
                        f"scores. About {estimate} s for the {n_tickets} tickets of the {split} split on two cores; "
                        "computed once, kept on disk and shared by the Tickets and Interpretation pages.",
                        "Interpreting the split", key, partial(loading.compute_split_interpretation, split))
+
+
+# -- route interventions: one unit toggle per page, effects printed without "0.00" -------------------------------------
+EFFECT_UNITS = ("logit_diff", "prob")
+
+
+def unit_toggle(key: str, team: str) -> str:
+    """The effect unit of every intervention view below it (logit difference by default, or probability), and a
+    caption saying which one the page shows."""
+    unit = st.segmented_control("Effect unit", EFFECT_UNITS, default="logit_diff", key=key, required=True,
+                                format_func=narrative.UNIT_NAMES.__getitem__,
+                                help="Logit difference: log(p / (1 − p)) of the target team, which does not saturate "
+                                     "near 0 or 1. Probability: p(team) itself.") or "logit_diff"
+    st.caption(md_escape(narrative.unit_sentence(unit, team)))
+    return unit
+
+
+def effect_table(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """A copy of `df` with `columns` turned into text by `narrative.effect` (signed, never "+0.00")."""
+    out = df.copy()
+    for c in columns:
+        out[c] = out[c].map(narrative.effect)
+    return out

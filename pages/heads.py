@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import charts, loading, narrative, state, ui
+from dashboard import charts, interventions, loading, narrative, state, ui
+from dashboard import intervention_charts as ic
 from dashboard.loading import md_escape
 
 MODEL_VIEW_MAX_TOKENS = 96
@@ -79,11 +81,90 @@ else:
             "Use the block selector above to see each head in full.")
 
 with st.expander("Parity with PyTorch, part by part"):
-    import pandas as pd
-
     diffs = pd.DataFrame([{"part": narrative.part_name(k), "max |from-scratch − PyTorch|": v}
                           for k, v in ins.differences.items()])
     st.dataframe(diffs, hide_index=True, column_config={
         "max |from-scratch − PyTorch|": st.column_config.NumberColumn(format="%.2e")})
     st.caption("PyTorch's own attention and encoder layers are fed the same block inputs as the from-scratch "
                "MultiHead; every attention weight, attention output, block output and the logits are compared.")
+
+# -- route interventions: cut one edge, switch one head off ----------------------------------------------------------
+# Below everything the page showed before, each in an expander that computes only once it is opened (on_change
+# "rerun" makes `.open` tell), so the page's first view draws what it drew before, as fast; each result is cached per
+# (ticket, block, row, head) in dashboard/interventions.py.
+target = int(ins.predicted)
+team = teams[target]
+n_tokens = len(tokens)
+
+st.header("Interventions: cut an edge, switch a head off", divider="gray")
+st.caption("Attention weights say where a head reads; these views change the run and measure what the prediction "
+           "loses. Each section computes when it is opened.")
+unit = ui.unit_toggle("heads_unit", team)
+
+knockout_section = st.expander("Cutting attention edges: does the weight matter?", key="open_knockout",
+                               on_change="rerun", icon=":material/content_cut:")
+with knockout_section:
+    if knockout_section.open:
+        st.caption(f"Each edge of one head's query row is cut in turn (its score set to −∞, the row renormalised) and the "
+                   f"ticket routed again: what {md_escape(team)}, the predicted team, loses. A heavy edge whose cut changes "
+                   "nothing was weight without effect.")
+        row_peaks = W[:, query_row, :].max(dim=-1).values                 # (h,) each head's largest weight on this row
+        default_head = int(row_peaks.argmax()) if n_tokens > 1 else 0
+        ko_head = st.selectbox("Head to cut", range(n_heads), index=default_head, format_func=lambda k: f"head {k + 1}",
+                               key=f"ko_head_{text_key}_{block}_{query_row}",
+                               help="Default: the head that puts the largest weight on one token of this row.")
+        ko = interventions.knockout_row(pick.text, block - 1, ko_head, query_row, target)
+        ko_tau = ko.tau(unit)
+        st.subheader(f"Block {block}, head {ko_head + 1}: the row of {md_escape(narrative.quote(tokens[query_row]))} "
+                     f"(position {query_row}), edge by edge")
+        ui.chart(ic.knockout_row_chart, ic.knockout_frame(ko.weights, ko.change[unit], tokens), unit)
+        st.markdown(md_escape(narrative.knockout_sentence(tokens, query_row, ko_head + 1, block, ko.weights, ko.drop(unit),
+                                                          ko_tau, unit, team)))
+        st.metric("Kendall τ, weight against drop (this row)", narrative.tau_text(ko_tau))
+        found = interventions.edge_rows(ko, tokens, unit)
+        if len(found):
+            st.caption("Edges where weight and drop disagree most (rank percentiles on this row): drop = ticket − edge cut, "
+                       f"positive where the edge carried support for {md_escape(team)}.")
+            st.dataframe(found, hide_index=True, key=f"ko_disagree_{text_key}")
+        else:
+            st.caption("Weight and drop rank every edge of this row alike: no disagreement to list.")
+
+        if n_tokens <= interventions.MAP_MAX_N:
+            st.subheader(f"Every edge of block {block}: effect maps beside the attention")
+            maps = interventions.effect_maps(pick.text, block - 1, target)
+            step = ic.map_step(n_tokens)
+            pair_row = st.container(horizontal=True, gap="medium")    # side by side when wide, stacked in a laptop column
+            with pair_row.container(width="content"):
+                ui.chart(charts.head_heatmap, W[ko_head], tokens, ko_head + 1, query_row, block=block, step=step,
+                         title=f"attention weights, block {block} · head {ko_head + 1}")
+            with pair_row.container(width="content"):
+                ui.chart(ic.effect_map_chart, maps[ko_head].change[unit], tokens, unit, step=step,
+                         title=f"effect of cutting each edge, head {ko_head + 1}")
+            taus = pd.DataFrame({"head": [f"head {k + 1}" for k in range(n_heads)],
+                                 "Kendall τ (n² weights vs n² drops)": [narrative.tau_text(m.tau(unit)) for m in maps]})
+            st.caption(f"Same axes: cell (query, key) on the right is what cutting that edge of the left changes, in "
+                       f"{narrative.UNIT_NAMES[unit]}. Kendall τ between each head's {n_tokens}² = {n_tokens ** 2} weights "
+                       "and the drops of cutting them:")
+            st.dataframe(taus, hide_index=True, width=charts.HALF_COLUMN_PX + 100, key=f"map_taus_{text_key}")
+        else:
+            st.info(f"The full effect map is drawn for tickets up to {interventions.MAP_MAX_N} tokens; this one has "
+                    f"{n_tokens}. A map cuts each of its {n_tokens ** 2:,} edges in turn, each a run of {n_tokens} tokens, so "
+                    "its cost grows as n³. The row view above cuts one query row at a time: pick another row to see it.",
+                    icon=":material/info:")
+
+ablation_section = st.expander("Switching heads off on this ticket", key="open_ablation", on_change="rerun",
+                               icon=":material/power_settings_new:")
+with ablation_section:
+    if ablation_section.open:
+        st.caption(f"Each head of each block in turn replaced by zeros or by its mean output over the valid split, and "
+                   f"what the {narrative.UNIT_NAMES[unit]} of {md_escape(team)} changes by (unit chosen above). Zero "
+                   "ablation takes the head's information and its average contribution; mean ablation keeps the average "
+                   "and takes only what is specific to this ticket.")
+        mode = st.segmented_control("Replace the head's output with", ("zero", "mean"), default="zero", key="ablation_mode",
+                                    required=True, format_func={"zero": "zeros", "mean": "its mean over valid"}.get) or "zero"
+        if mode == "mean":
+            with st.spinner("Averaging every head's output over the valid split (once per weights file, a few seconds)…"):
+                interventions.valid_head_means()
+        ablated = interventions.ablation(pick.text, target, mode)
+        ui.chart(ic.ablation_grid, ablated, unit)
+        st.markdown(md_escape(narrative.ablation_sentence(ablated, unit, team, mode)))

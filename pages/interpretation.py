@@ -7,9 +7,10 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, loading, narrative, state, ui
+from dashboard import charts, interventions, loading, narrative, state, ui
+from dashboard import intervention_charts as ic
 from dashboard.loading import md_escape
-from ticketnet.interpret import chance_band, mean_aopc
+from ticketnet.interpret import PHRASE_RULE, aopc, chance_band, mean_aopc, suggest_edit
 
 ATTENTION_SIGNALS_DEFAULT = ("rollout", "mean attention b2", "integrated gradients")
 ERASER_DEFAULT = ("removal", "rollout", "mean attention b1", "mean attention b2", "integrated gradients", "random")
@@ -138,15 +139,21 @@ if has_effect:
                "when they are removed (higher = the signal found what the model needs). Sufficiency: how much it "
                "drops when only they are kept (lower = they suffice). AOPC = the mean over the five sizes. 'random' "
                "is a random ordering every signal should beat.")
-    e_signals = st.multiselect("Signals", sorted(set(ti.eraser["signal"])), key="eraser_signals",
-                               default=[s for s in ERASER_DEFAULT if s in set(ti.eraser["signal"])])
+    # Phrase deletion and phrase Shapley as token signals (each token carries its phrase's score), beside the
+    # single-token ones: the same rows the split-wide run averages (README).
+    phrase_rows = interventions.phrase_signals(pick.text, target, pick.evidence)
+    eraser_table = pd.concat([ti.eraser, phrase_rows.eraser], ignore_index=True)
+    e_signals = st.multiselect("Signals", sorted(set(eraser_table["signal"])), key="eraser_signals",
+                               default=[s for s in ERASER_DEFAULT if s in set(eraser_table["signal"])])
     # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
     # sufficiency column was cut off.
-    ui.chart(charts.eraser_chart, ti.eraser, e_signals or None)
-    st.dataframe(narrative.tidy_numbers(ti.aopc, 3), hide_index=True, column_config={
+    ui.chart(charts.eraser_chart, eraser_table, e_signals or None)
+    st.caption(md_escape(narrative.phrase_signal_sentence(phrase_rows.shapley_method,
+                                                          interventions.SPLIT_SHAPLEY_SAMPLES)))
+    st.dataframe(narrative.tidy_numbers(aopc(eraser_table), 3), hide_index=True, column_config={
         "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
         "sufficiency": st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
-    ui.csv_download(ti.eraser, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
+    ui.csv_download(eraser_table, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
 
 # -- evidence -------------------------------------------------------------------------------------------------------
 if ti.evidence is not None:
@@ -157,10 +164,105 @@ if ti.evidence is not None:
     st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
     if "evidence" in ti.per_token.columns:
         ui.chart(charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
-    st.dataframe(narrative.tidy_numbers(ti.evidence, 3), hide_index=True, width="stretch", column_config={
+    phrase_evidence = interventions.phrase_signals(pick.text, target, pick.evidence).evidence
+    evidence_table = pd.concat([ti.evidence, phrase_evidence], ignore_index=True) if phrase_evidence is not None \
+        else ti.evidence
+    st.dataframe(narrative.tidy_numbers(evidence_table, 3), hide_index=True, width="stretch", column_config={
         "auprc": st.column_config.NumberColumn("AUPRC", format="%.3f"),
         "token_f1": st.column_config.NumberColumn("token F1", format="%.3f"),
         "base_rate": st.column_config.NumberColumn("base rate", format="%.3f")})
+
+# -- interventions: a contrast pair, phrases (issue 13) ----------------------------------------------------------------
+# Each in an expander that computes once it is opened (on_change="rerun" makes `.open` tell), so the page's first view
+# draws what it drew before; results are cached per ticket, edit, target and unit in dashboard/interventions.py.
+st.header("Interventions: an edit of the ticket, and its phrases", divider="gray")
+st.caption(f"Change the ticket and measure what the prediction of {md_escape(team)} does: an edited ticket patched "
+           "into the original run (and back), and whole phrases deleted, in pairs and as Shapley coalitions. Each "
+           "section computes when it is opened.")
+unit = ui.unit_toggle("interp_unit", team)
+unit_name = narrative.UNIT_NAMES[unit]
+
+contrast_section = st.expander("Contrast pair and activation patching", key="open_contrast", on_change="rerun",
+                               icon=":material/compare_arrows:")
+with contrast_section:
+    if contrast_section.open:
+        suggested = suggest_edit(pick.text, pick.evidence)
+        st.caption("Edit the ticket into a contrast (b) and compare it with the ticket (a). "
+                   + ("Prefilled with a suggested edit: a negated phrase that holds none of the evidence deleted, "
+                      "else a phrase set aside by a following “but”, else the evidence itself."
+                      if suggested else "No edit could be suggested for this ticket: the ticket itself is prefilled, "
+                      "change a few words."))
+        edited = st.text_area("Edited ticket (b)", value=suggested or pick.text, key=f"contrast_edit_{text_key}",
+                              max_chars=20_000, height=110)
+        try:
+            ins_b = loading.inspection(edited) if edited.strip() else None
+        except ValueError as exc:
+            ins_b = None
+            st.warning(f"The edit cannot be routed: {md_escape(exc)}")
+        if ins_b is None:
+            st.info("Type an edited ticket to compare.", icon=":material/edit:")
+        else:
+            cp = interventions.contrast(pick.text, edited, target)
+            pa, pb = st.columns(2)
+            for col, name, probs, values in ((pa, "ticket (a)", ins.probs, cp.values_a),
+                                             (pb, "edit (b)", ins_b.probs, cp.values_b)):
+                k = int(probs.argmax())
+                col.metric(f"prediction, {name}", teams[k])
+                col.markdown(f"p({md_escape(team)}) **{narrative.fmt(values['prob'])}** · logit difference "
+                             f"**{narrative.fmt(values['logit_diff'])}**")
+            if edited == pick.text or cp.values_a[unit] == cp.values_b[unit]:
+                st.info(f"The edit leaves the {unit_name} of {md_escape(team)} where it was: there is no change for a "
+                        "patch to recover. Edit some words.", icon=":material/info:")
+            else:
+                st.caption(md_escape(narrative.patching_intro(cp.values_a[unit], cp.values_b[unit], unit, team)))
+                gaps = narrative.unaligned_sentence(cp.tokens_a, cp.tokens_b, cp.alignment.a_to_b(),
+                                                    cp.alignment.b_to_a())
+                if gaps:
+                    st.caption(md_escape(gaps))
+                st.markdown(md_escape(narrative.strongest_patches(cp.heads, cp.resid, unit)))
+                for direction, words in narrative.DIRECTION_WORDS.items():
+                    st.subheader(f"Patched {words} ({direction})")
+                    ui.chart(ic.patching_heads_grid, cp.heads, direction, unit)
+                    ui.chart(ic.patching_resid_heatmap, cp.resid, direction, unit)
+
+phrase_section = st.expander("Phrases: deletion, pairs, Shapley values", key="open_phrases", on_change="rerun",
+                             icon=":material/segment:")
+with phrase_section:
+    if phrase_section.open:
+        st.caption(md_escape("How the ticket is cut: " + PHRASE_RULE))
+        ph = interventions.phrases(pick.text, target, unit)
+        texts = [p.text for p in ph.phrases]
+        singles = ph.singles()
+        shown = pd.DataFrame({"#": range(len(texts)), "phrase": texts,
+                              f"deleted: change in {unit_name}": singles[f"change_{unit}"].map(narrative.effect),
+                              "Shapley value": [narrative.effect(v) for v in ph.shapley.values.tolist()],
+                              "team when deleted": [teams[int(t)] for t in singles["predicted"]]})
+        st.dataframe(shown, hide_index=True, width="stretch", key=f"phrase_table_{text_key}")
+        st.caption(md_escape(narrative.shapley_sentence(ph.shapley.method, len(texts), ph.shapley.evaluations,
+                                                        interventions.SHAPLEY_SAMPLES, interventions.EXACT_MAX)
+                             + f" Sum of the values: {narrative.effect(float(ph.shapley.values.sum()))} = the ticket "
+                             f"({narrative.fmt(ph.shapley.full)}) minus every phrase deleted "
+                             f"({narrative.fmt(ph.shapley.empty)})."))
+        # Stretched to the column: drawn at width="content" this one-view chart with a fixed width collapsed to its
+        # labels in the browser (no bar, no axis), seen in the screenshots.
+        ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"change_{unit}"], ph.shapley.values), unit,
+                 width="stretch")
+        st.subheader("Pairs of phrases deleted together")
+        statements = narrative.redundancy_statements(texts, ph.redundant, ph.deletions, teams)
+        for line in statements:
+            st.warning(md_escape(line), icon=":material/join_inner:")
+        if not statements and len(texts) > 1:
+            st.caption("No two phrases that each leave the team alone flip it when deleted together: no phrase here "
+                       "hides behind another.")
+        pairs = ph.pairs()
+        if len(pairs):
+            pair_table = pd.DataFrame({
+                "phrases": [" + ".join(str(i) for i in c) for c in pairs["phrases"]],
+                f"change in {unit_name}": pairs[f"change_{unit}"].map(narrative.effect),
+                "team": [teams[int(t)] for t in pairs["predicted"]], "flips": pairs["flips"]})
+            st.dataframe(pair_table, hide_index=True, width="stretch", key=f"pair_table_{text_key}")
+        else:
+            st.caption("A single phrase: there is no pair to delete.")
 
 # -- across the split -----------------------------------------------------------------------------------------------
 st.header("Across a split", divider="gray")

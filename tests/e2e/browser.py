@@ -107,3 +107,9 @@ def shot(pg, name: str) -> None:
 def ticket_in_url(pg) -> str | None:
     m = re.search(r"[?&]ticket=([^&]+)", pg.url)
     return m.group(1) if m else None
+
+
+def shot_path(name: str) -> Path:
+    """Where a screenshot named `name` goes (artifacts/screenshots/, ignored by git), the folder made."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS / f"{name}.png"

@@ -8,12 +8,14 @@ Needs /usr/bin/chromium (`apt-get install -y chromium`); without it the test is 
 
 from __future__ import annotations
 
+import os
 import re
+import time
 
 import pytest
 
 from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, no_exception, require_chromium, settle,
-                           shot, streamlit_server, ticket_in_url)
+                           shot, shot_path, streamlit_server, ticket_in_url)
 from tests.conftest import DEFAULT_TICKET
 
 pytestmark = pytest.mark.browser
@@ -24,7 +26,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 @pytest.fixture(scope="module")
 def server(artifacts, tmp_path_factory):
     env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
-    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log") as (url, _):
+    port = int(os.environ["TICKETNET_BROWSER_PORT"]) if os.environ.get("TICKETNET_BROWSER_PORT") else None
+    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log", port=port) as (url, _):
         yield url
 
 
@@ -155,3 +158,60 @@ def test_laptop_width_dark_theme_charts_fit_their_column(server, page, valid_row
         assert sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 80, background   # dark, as the OS says
     finally:
         context.close()
+
+
+ALL_CHARTS_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
+    .map(c => !!c.querySelector('canvas, svg'))"""
+
+
+def _open_section(pg, label: str) -> None:
+    """Open an intervention section (a lazy expander: opening it reruns the page, which then computes it)."""
+    section = pg.locator('[data-testid="stExpander"]', has_text=label).first
+    section.locator("summary").click()
+    settle(pg)
+    section.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
+    settle(pg)
+
+
+def _section_shots(pg, label: str, name: str, most: int = 5) -> None:
+    """Screenshots of the viewport down one section, scrolled a screen at a time (the page scrolls inside the app's
+    main container, so a full-page screenshot would show only the first screen)."""
+    section = pg.locator('[data-testid="stExpander"]', has_text=label).first
+    section.evaluate("e => e.scrollIntoView({block: 'start'})")
+    view = pg.viewport_size
+    pg.mouse.move(view["width"] * 0.6, view["height"] / 2)
+    for k in range(most):
+        time.sleep(0.4)
+        pg.screenshot(path=str(shot_path(f"{name}_{k + 1}")))
+        box = section.bounding_box()
+        if box is None or box["y"] + box["height"] <= view["height"]:
+            break
+        pg.mouse.wheel(0, view["height"] - 120)
+
+
+def test_intervention_views_are_drawn_and_fit_at_two_widths(server, page):
+    # Issue 13: T-65052's Heads page (edge knockout, effect maps, head ablation) and Interpretation page (contrast
+    # patching, phrases) with every section opened: each chart drawn, no exception, nothing past its column.
+    sections = {"heads": ("Cutting attention edges", "Switching heads off"),
+                "interpretation": ("Contrast pair and activation patching", "Phrases: deletion, pairs")}
+    for width, height in ((1366, 768), (1000, 800)):
+        context = page.context.browser.new_context(viewport={"width": width, "height": height})
+        try:
+            pg = context.new_page()
+            pg.set_default_timeout(WAIT_MS)
+            for path, labels in sections.items():
+                pg.goto(f"{server}/{path}?ticket={DEFAULT_TICKET}")
+                settle(pg)
+                no_exception(pg)
+                before = pg.locator('[data-testid="stVegaLiteChart"]').count()
+                for label in labels:
+                    _open_section(pg, label)
+                    no_exception(pg)
+                drawn = pg.evaluate(ALL_CHARTS_DRAWN_JS)
+                assert len(drawn) >= before + (4 if path == "heads" else 5) and all(drawn), drawn
+                over = pg.evaluate(OVERFLOW_JS)
+                assert max(over) <= 1, f"{path} at {width} px: a chart runs {max(over)} px past its column ({over})"
+                for i, label in enumerate(labels):
+                    _section_shots(pg, label, f"9_{path}_{width}x{height}_section{i + 1}")
+        finally:
+            context.close()
