@@ -16,6 +16,7 @@ CACHE_ENV = "TICKETNET_CACHE"                             # where results outliv
 
 SYNTH_SEED = 20261129                                     # the generator's seed for the shipped splits
 TRAIN_SEED = 0                                            # the training run's seed for the shipped weights
+CORPUS_SEED = 20270101                                    # `synth --corpus`: its own seeds, ids C-NNNNNNNN
 
 
 def data_dir() -> Path:
@@ -54,3 +55,8 @@ def torch_threads() -> int:
         return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
     except ValueError:
         return 1
+
+
+def scans_dir() -> Path:
+    """Where the Corpus page keeps its scans and uploads: artifacts/scans/ in the repository (ignored by git)."""
+    return ROOT / "artifacts" / "scans"
