@@ -108,8 +108,8 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
         token_sums, effect_hist = token_partial(occurrences, L)
     tickets = pd.concat([base, frame[["n", "predicted"]]], axis=1)
     tickets["confidence"] = confidence
-    tickets["label"] = pd.array(frame["label"], dtype="string")
-    tickets["correct"] = pd.array([None if lab is None else lab == p for lab, p in zip(frame["label"], frame["predicted"])],
+    tickets["label"] = pd.array(label, dtype="string")
+    tickets["correct"] = pd.array([None if lab is None else lab == p for lab, p in zip(label, frame["predicted"])],
                                   dtype="boolean")
     rest = frame.drop(columns=["n", "predicted", "label"])
     tickets = pd.concat([tickets, rest, extra], axis=1)
@@ -143,6 +143,7 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _write_json(data: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(json.dumps(data, indent=1, allow_nan=False), encoding="utf-8")
