@@ -96,7 +96,7 @@ def _scan(args: argparse.Namespace) -> int:
         print(f"\r{p.tickets_done:,} of {p.tickets_total:,} tickets · {p.partitions_done}/{p.partitions_total} "
               f"partitions · {p.rate:,.0f} tickets/s · ETA {eta}   ", end="", file=sys.stderr, flush=True)
 
-    summary = run_scan(args.input, args.out, level=args.level, scheduler=args.scheduler, workers=args.workers,
+    summary = run_scan(args.input if len(args.input) > 1 else args.input[0], args.out, level=args.level, scheduler=args.scheduler, workers=args.workers,
                        overwrite=args.overwrite, partition_size=args.partition_size, weights=args.weights,
                        progress=progress, log=lambda m: print(m, file=sys.stderr))
     print(file=sys.stderr)
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_predict)
 
     p = sub.add_parser("scan", help="interpret a whole ticket stream on Dask into a folder of Parquet results")
-    p.add_argument("input", help="a CSV (ticket_id,text[,team]), a Parquet file, or a folder of them")
+    p.add_argument("input", nargs="+", help="CSVs (ticket_id,text[,team]), Parquet files, or folders of them")
     p.add_argument("--out", required=True, help="the scan folder (resumed if it holds this scan unfinished)")
     p.add_argument("--level", choices=("route", "effects", "full"), default="full",
                    help="route: team and confidence; effects: + deletion effects, τ, token aggregates; full: + ERASER")

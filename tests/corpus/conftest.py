@@ -1,4 +1,4 @@
-"""Small inputs and scans for the corpus tests: the first valid tickets as a CSV, scanned in-process once."""
+"""Helpers for the corpus tests (the shared scan fixtures live in tests/conftest.py): CSVs, in-process scans, file checks."""
 
 from __future__ import annotations
 
@@ -18,29 +18,6 @@ def write_csv(path: Path, rows: list[dict], columns=("ticket_id", "text", "team"
         for r in rows:
             w.writerow([r.get(c, "") for c in columns])
     return path
-
-
-@pytest.fixture(scope="session")
-def corpus_csv(valid_rows, tmp_path_factory) -> Path:
-    return write_csv(tmp_path_factory.mktemp("corpus_input") / "tickets.csv", valid_rows[:N_TICKETS])
-
-
-@pytest.fixture(scope="session")
-def full_scan(corpus_csv, artifacts, tmp_path_factory) -> Path:
-    """A full-level scan of the CSV with dask's synchronous scheduler, three partitions."""
-    import torch
-
-    from ticketnet.corpus.engine import run_scan
-
-    out = tmp_path_factory.mktemp("corpus_scan") / "scan"
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)                       # as in a worker, so runs compare byte for byte
-    try:
-        run_scan(corpus_csv, out, level="full", scheduler="synchronous", partition_size=PARTITION,
-                 weights=artifacts.weights)
-    finally:
-        torch.set_num_threads(threads)
-    return out
 
 
 def sync_scan(input_path: Path, out: Path, weights: Path, level: str, partition_size: int, **kw) -> dict:

@@ -118,7 +118,7 @@ def merge(out: Path, level: str, teams, itos, blocks: int) -> dict:
     return summary
 
 
-def run_scan(input_path: str | Path, out: str | Path, level: str = "full", scheduler: str | None = None,
+def run_scan(input_path: str | Path | list, out: str | Path, level: str = "full", scheduler: str | None = None,
              workers: int | None = None, overwrite: bool = False, partition_size: int = PARTITION_SIZE,
              weights: str | Path | None = None, progress: Callable[[Progress], None] | None = None,
              log: Callable[[str], None] = lambda _m: None) -> dict:
@@ -137,7 +137,8 @@ def run_scan(input_path: str | Path, out: str | Path, level: str = "full", sched
     files = input_files(input_path)
     new = {"format": mf.FORMAT, "level": level, "partition_size": partition_size, "versions": mf.versions(),
            "weights": {"path": str(weights.resolve()), "sha256": mf.weights_hash(weights)},
-           "input": {"path": str(Path(input_path).resolve()), "files": [str(f) for f in files],
+           "input": {"path": ([str(Path(p).resolve()) for p in input_path] if isinstance(input_path, (list, tuple))
+                              else str(Path(input_path).resolve())), "files": [str(f) for f in files],
                      "sha256": input_hash(files)}}
     old = mf.read(out)
     if old is not None and overwrite:

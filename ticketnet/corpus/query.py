@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -42,7 +42,6 @@ class Filters:
     confidence: tuple[float, float] = (0.0, 1.0)
     disagreement: tuple[float, float] = (0.0, 1.0)
     sort: str = "input order"
-    extra: dict = field(default_factory=dict)
 
 
 def is_scan(folder: str | Path) -> bool:

@@ -39,9 +39,11 @@ class Source:
     partitions: tuple[Partition, ...]
 
 
-def input_files(path: str | Path) -> list[Path]:
+def input_files(path: str | Path | list) -> list[Path]:
     """The ticket files of `path`: the file itself, or every .csv/.parquet under the folder (sorted, hidden
-    and underscore names skipped); raises DataError when there is none."""
+    and underscore names skipped), or those of each path of a list in its order; raises DataError when there is none."""
+    if isinstance(path, (list, tuple)):
+        return [f for p in path for f in input_files(p)]
     path = Path(path)
     if path.is_file():
         if path.suffix.lower() not in SUFFIXES:
@@ -195,7 +197,7 @@ def _stage_csv(path: Path, staged: Path, check: _Checker, partition_size: int) -
     return rows
 
 
-def open_source(path: str | Path, staging: Path, partition_size: int,
+def open_source(path: str | Path | list, staging: Path, partition_size: int,
                 progress: Callable[[str], None] | None = None, files: list[Path] | None = None,
                 sha256: str | None = None) -> Source:
     """Check every row of the input (columns, empty texts, duplicate ids across files, UTF-8) and cut it into
