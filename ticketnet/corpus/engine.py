@@ -59,19 +59,28 @@ def _finished(out: Path, part: Partition, level: str) -> bool:
         return False
 
 
-def _run_synchronous(parts: list[Partition], level: str, out: Path, weights: Path, done: Callable[[dict], None]) -> None:
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (Linux reports kB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _run_synchronous(parts: list[Partition], level: str, out: Path, weights: Path, done: Callable[[dict], None],
+                     run: dict) -> None:
     import dask
 
     from ticketnet.router import Router
 
     router = Router.load(weights)
+    run["workers"], run["ready"] = 0, time.perf_counter()
     for part in parts:                # one partition at a time, so progress moves and a Ctrl-C loses one at most
         done(dask.delayed(scan_partition)(router, part, level, str(out)).compute(scheduler=SYNCHRONOUS))
 
 
 def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Path, sha256: str,
                      scheduler: str | None, workers: int | None, done: Callable[[dict], None],
-                     log: Callable[[str], None]) -> None:
+                     log: Callable[[str], None], run: dict) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     from ticketnet.corpus.cluster import RouterPlugin, run_partition
@@ -89,11 +98,14 @@ def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Pat
                                    silence_logs=40)
             client = Client(cluster)
         client.register_plugin(RouterPlugin(str(weights), sha256))
+        run["workers"], run["ready"] = len(client.scheduler_info()["workers"]), time.perf_counter()
         # Tasks carry a partition (file path and row range) only; a task lost with its worker is run again.
         futures = [client.submit(run_partition, p, level, str(out), key=f"ticketnet-scan-{part_name(p.index)}-{sha256[:8]}",
                                  retries=3, pure=False) for p in parts]
         for future in as_completed(futures):
             done(future.result())
+        # Each worker's peak memory (the process's maximum resident set since it started): flat as the corpus grows.
+        run["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
     finally:
         if client is not None:
             client.close()
@@ -180,12 +192,23 @@ def run_scan(input_path: str | Path | list, out: str | Path, level: str = "full"
             progress(Progress(counters["tickets"], source.tickets, counters["parts"], len(parts),
                               now - counters["t0"], counters["new"]))
 
+    run: dict = {}
     if pending:
         if scheduler == SYNCHRONOUS:
-            _run_synchronous(pending, level, out, weights, finished)
+            _run_synchronous(pending, level, out, weights, finished, run)
         else:
-            _run_distributed(pending, level, out, weights, new["weights"]["sha256"], scheduler, workers, finished, log)
+            _run_distributed(pending, level, out, weights, new["weights"]["sha256"], scheduler, workers, finished, log,
+                             run)
+    computed = time.perf_counter()
     summary = merge(out, level, list(router.teams), router.vocab.itos, router.model.config.n_blocks)
-    summary["seconds"] = time.perf_counter() - counters["t0"]
+    end = time.perf_counter()
+    # How this run went (not part of the results, which must not depend on it): wall time, the time the workers
+    # computed (from the cluster being ready to the last partition), the merge, and peak memory.
+    new["run"] = {"tickets": counters["new"], "seconds": end - counters["t0"],
+                  "compute_seconds": computed - run.get("ready", computed), "merge_seconds": end - computed,
+                  "workers": run.get("workers"), "worker_peak_rss_mb": run.get("worker_peak_rss_mb"),
+                  "client_peak_rss_mb": peak_rss_mb()}
     record("complete")
+    summary["seconds"] = new["run"]["seconds"]
+    summary["run"] = new["run"]
     return summary
