@@ -75,19 +75,32 @@ def has_tokens(text: str) -> bool:
 
 
 class _Checker:
-    """Row checks shared by CSV and Parquet input; duplicate ids are caught across all files of the input."""
+    """Row checks shared by CSV and Parquet input; duplicate ids are caught across all files of the input.
+
+    An id is remembered as one integer (its row in the whole input), not as text: a million ids stay in about
+    100 MB on the client."""
 
     def __init__(self) -> None:
-        self.seen: dict[str, str] = {}
+        self.seen: dict[str, int] = {}
+        self.files: list[tuple[int, str]] = []     # (first global row, file) of each file begun
+        self.rows = 0
         self.labelled = False
+
+    def begin(self, path: Path) -> None:
+        self.files.append((self.rows, str(path)))
+
+    def _first(self, at: int) -> str:
+        start, name = max((f for f in self.files if f[0] <= at), key=lambda f: f[0])
+        return f"{name}, row {at - start + 1}"
 
     def row(self, where: str, tid, text, team) -> tuple[str, str, str | None]:
         tid = "" if tid is None else str(tid).strip()
         if not tid:
             raise DataError(f"{where}: empty ticket_id")
         if tid in self.seen:
-            raise DataError(f"{where}: duplicate ticket_id {tid!r} (first at {self.seen[tid]})")
-        self.seen[tid] = where
+            raise DataError(f"{where}: duplicate ticket_id {tid!r} (first at {self._first(self.seen[tid])})")
+        self.seen[tid] = self.rows
+        self.rows += 1
         if not isinstance(text, str) or not text.strip():
             raise DataError(f"{where}: empty text for ticket {tid}")
         if not has_tokens(text):
@@ -212,6 +225,7 @@ def open_source(path: str | Path | list, staging: Path, partition_size: int,
     for k, f in enumerate(files):
         if progress is not None:
             progress(f"checking {f}")
+        check.begin(f)
         if f.suffix.lower() == ".csv":
             target = staging / f"{k:05d}-{f.stem}.parquet"
             rows = _stage_csv(f, target, check, partition_size)
