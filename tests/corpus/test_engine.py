@@ -89,3 +89,18 @@ def test_a_folder_of_another_scan_is_refused_unless_overwritten(corpus_csv, effe
     (tmp_path / "busy" / "notes.txt").write_text("mine")
     with pytest.raises(ScanError, match="holds no scan"):
         sync_scan(other, tmp_path / "busy", artifacts.weights, "route", 30)
+
+
+def test_several_inputs_in_one_scan_and_every_output_names_its_level(artifacts, tmp_path, valid_rows):
+    import pyarrow.parquet as pq
+
+    a = write_csv(tmp_path / "a.csv", valid_rows[:20])
+    b = write_csv(tmp_path / "b.csv", valid_rows[20:30], ("ticket_id", "text"))
+    out = tmp_path / "scan"
+    summary = sync_scan([a, b], out, artifacts.weights, "effects", 15)
+    assert summary["tickets"] == 30 and summary["labelled"] == 20 and summary["level"] == "effects"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["level"] == "effects" and [p["rows"] for p in manifest["partitions"]] == [[0, 15], [15, 20], [20, 30]]
+    assert manifest["versions"]["dask"] and manifest["weights"]["sha256"] and manifest["run"]["tickets"] == 30
+    for f in [*(out / "tickets").glob("*.parquet"), out / "tokens.parquet"]:
+        assert pq.read_schema(f).metadata[b"ticketnet.level"] == b"effects"

@@ -60,7 +60,14 @@ def _finished(out: Path, part: Partition, level: str) -> bool:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident memory so far, in MB (Linux reports kB)."""
+    """This process's peak resident memory so far, in MB: VmHWM, which starts afresh when a program starts (getrusage's
+    ru_maxrss does not: a child keeps the high-water mark of the parent it was forked from, across exec)."""
+    try:
+        for line in open("/proc/self/status", encoding="ascii"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -124,7 +131,7 @@ def merge(out: Path, level: str, teams, itos, blocks: int) -> dict:
         sums = [pd.read_parquet(p) for p in sorted((out / "parts").glob("part-*.tokens.parquet"))]
         hists = [pd.read_parquet(p) for p in sorted((out / "parts").glob("part-*.hist.parquet"))]
         tokens = merge_tokens(sums, hists, itos, teams, blocks)
-        _write_parquet(tokens, out / "tokens.parquet")
+        _write_parquet(tokens, out / "tokens.parquet", level)
         summary["tokens"] = int(tokens["token"].nunique())
     _write_json(summary, out / "summary.json")
     return summary

@@ -129,14 +129,19 @@ def done_marker(out: Path, index: int) -> Path:
     return out / "parts" / f"{part_name(index)}.json"
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+def _write_parquet(frame: pd.DataFrame, path: Path, level: str | None = None) -> None:
+    """Write `frame` atomically; `level` goes into the file's metadata (`ticketnet.level`), so every output says
+    which level made it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if level is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"ticketnet.level": level.encode()})
     try:
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -159,7 +164,7 @@ def scan_partition(router, part: Partition, level: str, out: str | Path) -> dict
     t0 = time.perf_counter()
     result = scan_rows(router, read_partition(part), part.row0, level)
     name = part_name(part.index)
-    _write_parquet(result.tickets, out / "tickets" / f"{name}.parquet")
+    _write_parquet(result.tickets, out / "tickets" / f"{name}.parquet", level)
     if result.token_sums is not None:
         _write_parquet(result.token_sums, out / "parts" / f"{name}.tokens.parquet")
         _write_parquet(result.effect_hist, out / "parts" / f"{name}.hist.parquet")
