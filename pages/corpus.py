@@ -87,22 +87,27 @@ m[2].metric("truncated", f"{summary['truncated']:,}", help="longer than the rout
 if "rollout" in summary.get("tau", {}):
     m[3].metric("mean τ, rollout vs effect", f"{summary['tau']['rollout']['mean']:.3f}",
                 help="Kendall τ between attention rollout and the deletion effect, averaged over tickets")
-c1, c2, c3 = st.columns(3, gap="large")
+c1, c2 = st.columns(2, gap="large")
 with c1:
     st.subheader("Routing mix")
     ui.chart(corpus_charts.routing_chart, summary, width="stretch")
 with c2:
     st.subheader("Confidence")
     ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
-with c3:
-    if labelled:
-        from dashboard import charts
+cell = None
+if labelled:
+    from dashboard import charts
 
-        st.subheader("Confusion matrix")
-        st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key="corpus_confusion")
-    else:
-        st.subheader("Confusion matrix")
-        st.caption("The input had no `team` column, so there is nothing to compare the routing with.")
+    st.subheader("Confusion matrix")
+    left, _ = st.columns([2, 3])
+    with left:
+        event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key="corpus_confusion",
+                                on_select="rerun", selection_mode=charts.CONFUSION_PARAM)
+    try:
+        cells = event["selection"].get(charts.CONFUSION_PARAM) or []
+    except (KeyError, TypeError, AttributeError):
+        cells = []
+    cell = cells[0] if cells else None
 
 # -- reliance ---------------------------------------------------------------------------------------------------
 st.header("What the router relies on, per team", divider="gray")
@@ -150,6 +155,9 @@ disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, (0.0, 1.0), 
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
 sorts = [s for s in SORTS if scan.level != "route" or "disagrees" not in s]
 sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
+if cell:                                          # a confusion cell narrows the teams, as on the Tickets page
+    pred, true = cell.get("predicted", pred), cell.get("true", true)
+    st.caption(f"Confusion cell: true {md_escape(true)} → predicted {md_escape(pred)} (double-click the cell to clear)")
 filters = Filters(token=token or "", team="" if pred == "any" else pred, label="" if true == "any" else true,
                   misrouted=bool(misrouted), confidence=tuple(conf), disagreement=tuple(disagree), sort=sort)
 view, total = corpus_data.tickets(scan, filters)
