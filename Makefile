@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test test-fast bench load-test chromium clean
+.PHONY: run test test-fast bench load-test chromium clean corpus-demo bench-corpus
 
 run: $(VENV)/.run-deps
 	$(BIN)/python -m dashboard --server.port $(PORT)
@@ -42,3 +42,15 @@ chromium:
 
 clean:
 	rm -rf $(VENV) .pytest_cache artifacts
+
+# The Corpus page's demo scan: the shipped valid and test splits (3,000 tickets, level full, a local Dask cluster)
+# into artifacts/scans/shipped, which the page opens by default (about a minute on two cores).
+corpus-demo: $(VENV)/.run-deps
+	$(BIN)/python -m ticketnet scan data/valid.csv data/test.csv --out artifacts/scans/shipped --partition-size 5000
+
+# On demand, the README's corpus figures: throughput (20,000 tickets, 1 and 2 workers against in-process), worker
+# memory at 20,000 and 100,000 tickets, and the Corpus page on the million-ticket route scan (see the README).
+bench-corpus: $(VENV)/.dev-deps
+	$(BIN)/python -m ticketnet synth --corpus 1000000 --out artifacts/corpus-1m
+	$(BIN)/python -m ticketnet scan artifacts/corpus-1m --out artifacts/scans/corpus-1m-route --level route
+	$(BIN)/python -m ticketnet bench --corpus --out bench-corpus.json --corpus-page artifacts/scans/corpus-1m-route

@@ -16,6 +16,7 @@
 #                         default: the shipped weights/router.pt
 #     TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
 #     TICKETNET_CACHE     folder for split-wide results and long typed tickets; default: ~/.cache/ticketnet
+#     TICKETNET_SCANS     folder of corpus scans and uploads for the Corpus page; default: artifacts/scans
 #
 # Both `dashboard` and `ticketnet` are installed (editable) in the virtual environment by `make run`.
 #
@@ -38,6 +39,7 @@ PAGES = [
     st.Page(ROOT / "pages" / "tickets.py", title="Tickets", icon=":material/table_rows:", default=True),
     st.Page(ROOT / "pages" / "heads.py", title="Heads", icon=":material/grid_on:"),
     st.Page(ROOT / "pages" / "interpretation.py", title="Interpretation", icon=":material/troubleshoot:"),
+    st.Page(ROOT / "pages" / "corpus.py", title="Corpus", icon=":material/dataset:"),
 ]
 
 FORMULA_PAGES = [

@@ -25,6 +25,7 @@ _TEXT = "custom_text"            # the typed ticket
 _WROTE = "_url_written"          # (ticket, text, ztext, typed) this session last wrote to the URL
 _NOTICE = "_url_notice"          # a message about a URL that could not be followed
 _LINKED = "_typed_link"          # (text, its link parameters): packed or stored once per text, not on every run
+_CORPUS = "_corpus_pick"         # (text, ticket id, true team) of a ticket picked on the Corpus page
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Pick:
     evidence: str = ""
     pattern: str = ""
     distractor: str = ""
+    corpus_id: str = ""          # a corpus ticket: shown by its text like a typed one, named by its id
 
     @property
     def custom(self) -> bool:
@@ -45,7 +47,9 @@ class Pick:
 
     @property
     def label(self) -> str:
-        return "your ticket" if self.custom else self.ticket_id
+        if self.custom:
+            return self.corpus_id or "your ticket"
+        return self.ticket_id
 
 
 def _ss():
@@ -147,9 +151,18 @@ def pick_ticket(ticket_id: str) -> None:
 def pick_custom(text: str) -> None:
     """Pick a typed ticket (the caller has checked it is not blank)."""
     ss = _ss()
+    ss.pop(_CORPUS, None)
     ss[_TEXT] = text
     ss[_TICKET] = CUSTOM
     _write_url()
+
+
+def pick_corpus(ticket_id: str, text: str, team: str | None = None) -> None:
+    """Pick a ticket of a corpus scan. Its text is what the pages need, so it is picked like a typed ticket (and its
+    link carries the text the same way); the session remembers its id and true team for as long as that text is
+    picked."""
+    pick_custom(text)
+    _ss()[_CORPUS] = (text, ticket_id, team)
 
 
 def custom_text() -> str:
@@ -161,6 +174,9 @@ def current() -> Pick:
     ss = _ss()
     ticket = ss.get(_TICKET, DEFAULT_TICKET)
     if ticket == CUSTOM and ss.get(_TEXT, "").strip():
+        corpus = ss.get(_CORPUS)
+        if corpus and corpus[0] == ss[_TEXT]:
+            return Pick(CUSTOM, ss[_TEXT], team=corpus[2], corpus_id=corpus[1])
         return Pick(CUSTOM, ss[_TEXT])
     for candidate in (ticket, DEFAULT_TICKET):
         if candidate == CUSTOM:

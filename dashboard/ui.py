@@ -81,7 +81,9 @@ def sidebar() -> None:
     with st.sidebar:
         pick = state.current()
         st.caption("PICKED TICKET")
-        if pick.custom:
+        if pick.custom and pick.corpus_id:
+            st.markdown(f"**{md_escape(pick.corpus_id)}** · corpus ticket")
+        elif pick.custom:
             st.markdown("**Your ticket** (typed)")
         else:
             st.markdown(f"**{md_escape(pick.ticket_id)}** · {md_escape(pick.split)} split · "
@@ -160,7 +162,10 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
     k = max(range(len(p)), key=p.__getitem__)
     left, right = st.columns([3, 2], gap="large")
     with left:
-        if pick.custom:
+        if pick.custom and pick.corpus_id:
+            team = f" · true team **{md_escape(pick.team)}**" if pick.team else ""
+            st.markdown(f"**{md_escape(pick.corpus_id)}** · corpus ticket{team}")
+        elif pick.custom:
             st.markdown("**Your ticket** (typed)")
         else:
             extra = f" · pattern *{md_escape(pick.pattern)}*" if pick.pattern else ""

@@ -161,3 +161,21 @@ def small_data(artifacts, tmp_path, monkeypatch):
     monkeypatch.setenv("TICKETNET_WEIGHTS", str(artifacts.weights))
     monkeypatch.setenv("TICKETNET_DATA", str(tmp_path))
     return tmp_path
+
+
+# -- the corpus scan: the first valid tickets as a CSV, scanned in-process once (tests/corpus and the Corpus page) ----
+@pytest.fixture(scope="session")
+def corpus_csv(valid_rows, tmp_path_factory) -> Path:
+    from tests.corpus.conftest import N_TICKETS, write_csv
+
+    return write_csv(tmp_path_factory.mktemp("corpus_input") / "tickets.csv", valid_rows[:N_TICKETS])
+
+
+@pytest.fixture(scope="session")
+def full_scan(corpus_csv, artifacts, tmp_path_factory) -> Path:
+    """A full-level scan of the CSV with dask's synchronous scheduler, three partitions."""
+    from tests.corpus.conftest import PARTITION, sync_scan
+
+    out = tmp_path_factory.mktemp("corpus_scan") / "scan"
+    sync_scan(corpus_csv, out, artifacts.weights, "full", PARTITION)
+    return out

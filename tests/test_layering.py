@@ -25,8 +25,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "train": {"_runtime", "paths", "data", "nn", "metrics", "router"},
     "interpret": {"_runtime", "data", "nn", "router", "interpret"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
-    "bench": {"_runtime", "paths", "data", "nn", "router", "interpret", "lesson", "predict", "bench"},
-    "__main__": {"_runtime", "paths", "data", "router", "predict", "train", "bench"},
+    "corpus": {"_runtime", "paths", "data", "nn", "router", "interpret", "predict", "corpus"},
+    "bench": {"_runtime", "paths", "data", "nn", "router", "interpret", "lesson", "predict", "corpus", "bench"},
+    "__main__": {"_runtime", "paths", "data", "router", "predict", "train", "corpus", "bench"},
     "__init__": {"paths", "data", "nn", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")

@@ -1,4 +1,4 @@
-"""Command line: `python -m ticketnet {synth,train,predict,bench}`; errors print one line and exit non-zero."""
+"""Command line: `python -m ticketnet {synth,train,predict,scan,bench}`; errors print one line and exit non-zero."""
 
 from __future__ import annotations
 
@@ -10,9 +10,29 @@ from pathlib import Path
 
 def _synth(args: argparse.Namespace) -> int:
     from ticketnet.data.synth import write_splits
-    from ticketnet.paths import data_dir
+    from ticketnet.paths import CORPUS_SEED, SYNTH_SEED, data_dir
 
-    paths = write_splits(Path(args.out) if args.out else data_dir(), seed=args.seed)
+    if args.corpus is not None:
+        import time
+
+        from ticketnet.data.synth.corpus import write_corpus
+
+        if not args.out:
+            raise ValueError("--corpus needs --out DIR (the shipped data/ holds the splits only)")
+        t0 = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            print(f"\r{done:,} of {total:,} tickets ({done / (time.perf_counter() - t0):,.0f}/s)", end="",
+                  file=sys.stderr, flush=True)
+
+        paths = write_corpus(args.corpus, Path(args.out), seed=CORPUS_SEED if args.seed is None else args.seed,
+                             progress=progress)
+        print(file=sys.stderr)
+        print(f"{args.corpus:,} tickets in {len(paths)} Parquet files under {args.out} "
+              f"({time.perf_counter() - t0:.1f} s)")
+        return 0
+
+    paths = write_splits(Path(args.out) if args.out else data_dir(), seed=SYNTH_SEED if args.seed is None else args.seed)
     for split, path in paths.items():
         print(f"{split}: {path}")
     return 0
@@ -57,6 +77,40 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scan(args: argparse.Namespace) -> int:
+    import torch
+
+    from ticketnet.corpus.engine import run_scan
+
+    torch.set_num_threads(1)                           # the work runs in the workers; the client only merges
+    last = [0.0]
+
+    def progress(p) -> None:
+        import time
+
+        now = time.perf_counter()
+        if now - last[0] < 0.5 and p.partitions_done < p.partitions_total:
+            return
+        last[0] = now
+        eta = f"{p.eta:,.0f} s" if p.eta is not None else "…"
+        print(f"\r{p.tickets_done:,} of {p.tickets_total:,} tickets · {p.partitions_done}/{p.partitions_total} "
+              f"partitions · {p.rate:,.0f} tickets/s · ETA {eta}   ", end="", file=sys.stderr, flush=True)
+
+    summary = run_scan(args.input if len(args.input) > 1 else args.input[0], args.out, level=args.level, scheduler=args.scheduler, workers=args.workers,
+                       overwrite=args.overwrite, partition_size=args.partition_size, weights=args.weights,
+                       progress=progress, log=lambda m: print(m, file=sys.stderr))
+    print(file=sys.stderr)
+    routing = ", ".join(f"{t} {c:,}" for t, c in summary["routing"].items())
+    print(f"scanned {summary['tickets']:,} tickets at level {summary['level']} in {summary['seconds']:.1f} s "
+          f"into {args.out}")
+    print(f"routing: {routing}")
+    if summary["accuracy"] is not None:
+        print(f"accuracy on the {summary['labelled']:,} labelled tickets: {summary['accuracy']:.4f}")
+    if "rollout" in summary["tau"]:
+        print(f"mean Kendall τ, rollout vs deletion effect: {summary['tau']['rollout']['mean']:.3f}")
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from ticketnet.bench.report import main as bench_main
 
@@ -71,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("synth", help="write data/train.csv, valid.csv, test.csv from the fixed-seed generator")
     p.add_argument("--out", help="folder to write to (default: the shipped data/)")
-    p.add_argument("--seed", type=int, default=SYNTH_SEED)
+    p.add_argument("--seed", type=int, help=f"generator seed (default: {SYNTH_SEED}; with --corpus its own)")
+    p.add_argument("--corpus", type=int, metavar="N",
+                   help="write N corpus tickets (ids C-NNNNNNNN) as Parquet files of 50,000 rows under --out")
     p.set_defaults(func=_synth)
 
     p = sub.add_parser("train", help="train the router and write weights/ atomically")
@@ -90,9 +146,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=512)
     p.set_defaults(func=_predict)
 
+    p = sub.add_parser("scan", help="interpret a whole ticket stream on Dask into a folder of Parquet results")
+    p.add_argument("input", nargs="+", help="CSVs (ticket_id,text[,team]), Parquet files, or folders of them")
+    p.add_argument("--out", required=True, help="the scan folder (resumed if it holds this scan unfinished)")
+    p.add_argument("--level", choices=("route", "effects", "full"), default="full",
+                   help="route: team and confidence; effects: + deletion effects, τ, token aggregates; full: + ERASER")
+    p.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786); default: a local "
+                                       "cluster started for this scan ('synchronous': no cluster, this process)")
+    p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core)")
+    p.add_argument("--overwrite", action="store_true", help="start afresh in a folder holding another scan")
+    p.add_argument("--partition-size", type=int, default=50_000, help="tickets per task (default 50,000)")
+    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.set_defaults(func=_scan)
+
     p = sub.add_parser("bench", help="measure the hot paths side by side and write a JSON report")
     p.add_argument("--quick", action="store_true", help="CI-sized run")
     p.add_argument("--out", default="bench.json", help="JSON report path")
+    p.add_argument("--corpus", action="store_true", help="run the corpus cases instead (scan throughput, worker "
+                                                         "memory, Corpus page timings; minutes to an hour)")
+    p.add_argument("--corpus-size", type=int, default=20_000, help="tickets for the throughput case (0: skip)")
+    p.add_argument("--corpus-memory", default="20000,100000", help="corpus sizes for the memory case ('' : skip)")
+    p.add_argument("--corpus-page", action="append", metavar="SCAN_DIR", help="time the Corpus page on this scan")
+    p.add_argument("--corpus-work", default="artifacts/bench/corpus", help="where corpora and scans are written")
     p.set_defaults(func=_bench)
     return parser
 

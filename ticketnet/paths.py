@@ -13,9 +13,11 @@ WEIGHTS_ENV = "TICKETNET_WEIGHTS"                         # another router.pt (i
 DATA_ENV = "TICKETNET_DATA"                               # another folder of train/valid/test CSVs
 THREADS_ENV = "TICKETNET_TORCH_THREADS"                   # intra-op threads per dashboard computation
 CACHE_ENV = "TICKETNET_CACHE"                             # where results outlive a restart (default ~/.cache/ticketnet)
+SCANS_ENV = "TICKETNET_SCANS"                             # the Corpus page's scans and uploads (default artifacts/scans)
 
 SYNTH_SEED = 20261129                                     # the generator's seed for the shipped splits
 TRAIN_SEED = 0                                            # the training run's seed for the shipped weights
+CORPUS_SEED = 20270101                                    # `synth --corpus`: its own seeds, ids C-NNNNNNNN
 
 
 def data_dir() -> Path:
@@ -54,3 +56,9 @@ def torch_threads() -> int:
         return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
     except ValueError:
         return 1
+
+
+def scans_dir() -> Path:
+    """Where the Corpus page keeps its scans and uploads: $TICKETNET_SCANS, else artifacts/scans/ in the repository
+    (ignored by git)."""
+    return _env_path(SCANS_ENV) or ROOT / "artifacts" / "scans"

@@ -138,52 +138,81 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
             raise ValueError(f"ticket {r.get('ticket_id')!r}: {exc}") from None
         if target == "label" and r.get("team") not in teams:
             raise ValueError(f"ticket {r.get('ticket_id')!r}: target='label' needs a known team, got {r.get('team')!r}")
-    results: list[dict] = [{} for _ in encoded]
+    results = split_records(router, rows, [e.ids for e in encoded], progress, target, fractions, eraser_signals,
+                            group_size, phrases=phrases, shapley_samples=shapley_samples)
+    return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals, phrases)
+
+
+# What `split_records` hands to its `on_ticket` callback for each ticket: its place in `rows`, its record (still
+# missing the AOPC columns), p(every team) of the ticket as written (C,), the deletion effect on the followed
+# team (n,) or None for a one-token ticket, and its attention signals (name -> (n,)).
+OnTicket = Callable[[int, dict, Tensor, "Tensor | None", dict], None]
+
+
+def split_records(router, rows: Sequence[Mapping[str, str]], ids: Sequence[Sequence[int]],
+                  progress: Callable[[int, int], None] | None = None, target: str = "predicted",
+                  fractions: Sequence[float] = FRACTIONS, eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS,
+                  group_size: int = 256, on_ticket: OnTicket | None = None, seed_offset: int = 0,
+                  phrases: bool = False, shapley_samples: int = 16) -> list[dict]:
+    """The work of `interpret_split` on already encoded tickets (`ids`, one list per row, checked by the caller):
+    one record per row. Shared with the corpus scan, which needs the same numbers plus what `on_ticket` keeps
+    (confidence, top tokens, per-token sums); `eraser_signals=()` skips ERASER. The random baseline of row i is
+    seeded by `seed_offset + i`, its place in the whole input, so a slice of a split draws what the split draws."""
+    model = router.model
+    teams = list(router.teams)
+    results: list[dict] = [{} for _ in ids]
     L = model.config.n_blocks
     done = 0
-    for group in length_chunks([len(e.ids) for e in encoded], group_size):   # similar lengths share a batch
+    for group in length_chunks([len(e) for e in ids], group_size):   # similar lengths share a batch
         with torch.inference_mode():
-            _, cache = run_with_cache(model, *pad_batch([encoded[i].ids for i in group]))
+            _, cache = run_with_cache(model, *pad_batch([list(ids[i]) for i in group]))
             patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)
             # Every ticket and its deletions: the PyTorch forward gives the base probability and the effects.
             seqs, starts = [], []
             for i in group:
                 starts.append(len(seqs))
-                seqs.extend(_deletion_rows(torch.tensor(encoded[i].ids)))
+                seqs.extend(_deletion_rows(torch.tensor(ids[i])))
             probs = _batched_probs(model, seqs)
             plans, eseqs, pplans, pseqs = [], [], [], []
             for gi, i in enumerate(group):
-                n, s0 = len(encoded[i].ids), starts[gi]
+                n, s0 = len(ids[i]), starts[gi]
                 predicted = int(probs[s0].argmax())
                 who = predicted if target == "predicted" else teams.index(rows[i]["team"])
                 label = rows[i].get("team")
                 rec = {"ticket_id": rows[i].get("ticket_id"), "n": n, "predicted": teams[predicted],
                        "label": label if label in teams else None}
                 sig = attention_signals(patterns[gi, :, :, :n, :n])
+                effect = None
                 if n >= 2:
                     effect = probability_drop(probs[s0], probs[s0 + 1 : s0 + 1 + n], who)
                     taus = kendall_taus(torch.stack(list(sig.values())), effect).tolist()
                     rec.update({f"tau {name}": t for name, t in zip(sig, taus)})
-                    # Seeded by the ticket's place in `rows`, so its draw does not depend on the other tickets.
-                    rec["tau random"] = float(random_tau_baseline(effect, 1, seed=i)[0])
-                    everything = {**sig, "removal": effect, "random": random_signal(n, i)}
-                    chosen = everything if eraser_signals is None else {k: everything[k] for k in eraser_signals}
+                    # Seeded by the ticket's place in the input, so its draw does not depend on the other tickets.
+                    seed = seed_offset + i
+                    rec["tau random"] = float(random_tau_baseline(effect, 1, seed=seed)[0])
+                    everything = {**sig, "removal": effect, "random": random_signal(n, seed)}
                     if phrases:
-                        extra = _phrase_signals(model, torch.tensor(encoded[i].ids), rows[i]["text"], who,
-                                                shapley_samples, seed=i)
+                        extra = _phrase_signals(model, torch.tensor(ids[i]), rows[i]["text"], who,
+                                                shapley_samples, seed=seed)
                         everything.update(extra)
                         # Their ERASER variants go through their own batches: mixed into the usual ones they would
                         # change the batch composition and so the last bits of the existing columns.
-                        pplan = eraser_plan(torch.tensor(encoded[i].ids), extra, fractions)
+                        pplan = eraser_plan(torch.tensor(ids[i]), extra, fractions)
                         pplans.append((i, pplan, len(pseqs), who, s0))
                         pseqs.extend(s for *_, removed, kept in pplan for s in (removed, kept))
                         rec.update(_evidence_columns(rows[i]["text"], rows[i].get("evidence", ""), n,
                                                      {k: everything[k] for k in EVIDENCE_SIGNALS}))
-                    plan = eraser_plan(torch.tensor(encoded[i].ids), chosen, fractions)
-                    plans.append((i, plan, len(eseqs), who, s0))
-                    eseqs.extend(s for *_, removed, kept in plan for s in (removed, kept))
+                    if eraser_signals is None or len(eraser_signals):
+                        chosen = everything if eraser_signals is None else {k: everything[k] for k in eraser_signals}
+                        if eraser_signals is None:
+                            chosen = {k: v for k, v in chosen.items() if k not in PHRASE_SIGNALS}
+                        plan = eraser_plan(torch.tensor(ids[i]), chosen, fractions)
+                        plans.append((i, plan, len(eseqs), who, s0))
+                        eseqs.extend(s for *_, removed, kept in plan for s in (removed, kept))
                 rec["disagreement"] = (1 - rec.get("tau rollout", float("nan"))) / 2
                 results[i] = rec
+                if on_ticket is not None:
+                    on_ticket(i, rec, probs[s0], effect, sig)
             eprobs = _batched_probs(model, eseqs) if eseqs else None
             pprobs = _batched_probs(model, pseqs) if pseqs else None
         for i, plan, first, who, s0 in plans:
@@ -192,8 +221,8 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
             results[i].update(_aopc_of_plan(plan, pprobs[first : first + 2 * len(plan), who], float(probs[s0, who])))
         done += len(group)
         if progress is not None:
-            progress(done, len(encoded))
-    return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals, phrases)
+            progress(done, len(ids))
+    return results
 
 
 def _split_frame(results: list[dict], L: int, h: int, eraser_signals: Sequence[str] | None,

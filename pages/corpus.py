@@ -1,0 +1,195 @@
+"""Corpus: a whole ticket stream scanned on Dask; what the router relies on per team, and every ticket to pick from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import corpus_charts, corpus_data, state, ui
+from dashboard.loading import md_escape
+from ticketnet.corpus.query import SORTS, Filters
+from ticketnet.data.tickets import DataError
+
+FOLDER_KEY = "corpus_folder"
+TABLE_KEY = "corpus_table"
+PICK_KEY = "corpus_pick_id"
+
+st.title("Corpus")
+st.caption("A whole ticket stream, interpreted ticket by ticket on a Dask cluster (`python -m ticketnet scan`): where "
+           "the router's attention goes across thousands of tickets, what deleting each word does, and which tickets "
+           "to look at. Opening a scan reads only its aggregates; the ticket list is queried on disk as you filter.")
+
+
+def scan_with_progress(inputs, out: Path, what: str) -> bool:
+    bar = st.progress(0.0, text=f"Scanning {what}…")
+    try:
+        corpus_data.run_scan(inputs, out, lambda f, words: bar.progress(min(1.0, f), text=words))
+    except (DataError, ValueError, OSError) as exc:
+        bar.empty()
+        st.error(f"**The scan could not run.** {md_escape(exc)}", icon=":material/error:")
+        return False
+    bar.empty()
+    return True
+
+
+# -- which scan ------------------------------------------------------------------------------------------------
+scans = corpus_data.found_scans()
+with st.expander("Scan your own tickets", icon=":material/upload_file:", expanded=not scans):
+    st.markdown(f"Upload a CSV (`ticket_id,text`, optionally `team`) or a Parquet file with those columns, up to "
+                f"{corpus_data.UPLOAD_LIMIT_MB} MB (about 250,000 tickets, a month of Larkfield's). It is checked "
+                "like the command line's input, kept outside the repository, and scanned on a local Dask cluster "
+                "(one worker per core) at level *full*.")
+    upload = st.file_uploader("Tickets file", type=["csv", "parquet"], key="corpus_upload")
+    if upload is not None and st.button("Scan this file", icon=":material/play_arrow:", key="scan_upload"):
+        saved = corpus_data.save_upload(upload.name, upload.getvalue())
+        out = corpus_data.upload_scan_folder(saved)
+        if scan_with_progress(saved, out, md_escape(upload.name)):
+            st.session_state[FOLDER_KEY] = str(out)
+            st.rerun()
+
+if not scans:
+    st.info("No scan yet. Scan the shipped valid and test splits (3,000 tickets, about a minute on two cores; the same "
+            "as `make corpus-demo`), or upload your own tickets above.", icon=":material/info:")
+    if st.button("Scan the shipped valid and test splits", icon=":material/play_arrow:", type="primary",
+                 key="scan_shipped"):
+        if scan_with_progress(corpus_data.shipped_inputs(), corpus_data.shipped_folder(), "valid and test"):
+            st.rerun()
+    st.stop()
+
+names = [str(p) for p in scans]
+if st.session_state.get(FOLDER_KEY) not in names:
+    st.session_state[FOLDER_KEY] = names[0]
+folder = Path(st.selectbox("Scan", names, key=FOLDER_KEY, format_func=lambda p: Path(p).name,
+                           help=f"Finished scans under {corpus_data.scans_root()} (set TICKETNET_SCANS to look "
+                                "elsewhere); `python -m ticketnet scan INPUT --out FOLDER` makes one."))
+try:
+    scan = corpus_data.open_scan(folder)
+except ValueError as exc:
+    st.error(md_escape(exc), icon=":material/error:")
+    st.stop()
+summary = scan.summary
+teams = list(summary["teams"])
+labelled = summary["accuracy"] is not None
+LEVEL_HAS = {"route": "team and confidence only", "effects": "team, confidence, deletion effects, attention τ and the "
+             "token aggregates (no ERASER)", "full": "everything: deletion effects, attention τ, token aggregates and "
+             "ERASER"}
+st.caption(f"{summary['tickets']:,} tickets · level **{scan.level}**: {LEVEL_HAS[scan.level]} · weights "
+           f"`{scan.manifest['weights']['sha256'][:12]}` · input `{scan.manifest['input']['sha256'][:12]}`")
+
+# -- summary ---------------------------------------------------------------------------------------------------
+st.header("Summary", divider="gray")
+m = st.columns(4)
+m[0].metric("tickets", f"{summary['tickets']:,}")
+m[1].metric("accuracy", f"{summary['accuracy']:.3f}" if labelled else "no labels",
+            help=f"on the {summary['labelled']:,} tickets with a team" if labelled else "the input had no team column")
+m[2].metric("truncated", f"{summary['truncated']:,}", help="longer than the router reads (256 tokens)")
+if "rollout" in summary.get("tau", {}):
+    m[3].metric("mean τ, rollout vs effect", f"{summary['tau']['rollout']['mean']:.3f}",
+                help="Kendall τ between attention rollout and the deletion effect, averaged over tickets")
+c1, c2 = st.columns(2, gap="large")
+with c1:
+    st.subheader("Routing mix")
+    ui.chart(corpus_charts.routing_chart, summary, width="stretch")
+with c2:
+    st.subheader("Confidence")
+    ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
+cell = None
+if labelled:
+    from dashboard import charts
+
+    st.subheader("Confusion matrix")
+    left, _ = st.columns([2, 3])
+    with left:
+        event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key="corpus_confusion",
+                                on_select="rerun", selection_mode=charts.CONFUSION_PARAM)
+    try:
+        cells = event["selection"].get(charts.CONFUSION_PARAM) or []
+    except (KeyError, TypeError, AttributeError):
+        cells = []
+    cell = cells[0] if cells else None
+
+# -- reliance ---------------------------------------------------------------------------------------------------
+st.header("What the router relies on, per team", divider="gray")
+if scan.tokens is None:
+    st.info("This scan was made at level *route*: it has each ticket's team and confidence, but no deletion effects "
+            "or attention. Scan with `--level effects` or `full` to see what the router relies on.")
+else:
+    r1, r2 = st.columns([1, 1])
+    team = r1.segmented_control("Team", teams, default=teams[0], key="corpus_team", required=True) or teams[0]
+    min_tickets = r2.number_input("Tokens seen in at least … tickets", 1, 100_000, 5, key="corpus_min_tickets")
+    reliance = corpus_charts.reliance_frame(scan.tokens, team, int(min_tickets))
+    st.markdown("Each point is a word (token) in tickets routed to this team. **Right** means attention flows to it "
+                "(its mean share of the pooled representation, by rollout); **up** means deleting it lowers the "
+                "team's probability. Points on the dashed line get as much attention as their deletion matters. "
+                "**Far above the line**: words the router depends on while attention barely shows them; **far below**: "
+                "words attention points at that hardly change the routing. Across the corpus, those are where "
+                "reading attention as an explanation would mislead.")
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        ui.chart(corpus_charts.reliance_chart, reliance, team, width="stretch")
+    with right:
+        table = reliance[["token", "tickets", "mean_effect", "median_effect", "mean_rollout", "top_effect_share",
+                          "effect minus attention"]].sort_values("mean_effect", ascending=False)
+        st.dataframe(table, hide_index=True, width="stretch", height=420, column_config={
+            "mean_effect": st.column_config.NumberColumn("mean effect", format="%.4f"),
+            "median_effect": st.column_config.NumberColumn("median effect", format="%.3f"),
+            "mean_rollout": st.column_config.NumberColumn("mean rollout", format="%.4f"),
+            "top_effect_share": st.column_config.NumberColumn("top-effect token in", format="percent"),
+            "effect minus attention": st.column_config.NumberColumn(format="%.4f")})
+    if summary.get("tau"):
+        with st.expander("Attention against deletion effect, every signal (mean Kendall τ)"):
+            ui.chart(corpus_charts.tau_chart, summary, width="stretch")
+
+# -- tickets ------------------------------------------------------------------------------------------------------
+st.header("Tickets", divider="gray")
+f = st.columns([1.3, 1.1, 1.1, 1.0, 1.5, 1.5, 1.5], vertical_alignment="bottom")
+token = f[0].text_input("Contains the word", key="corpus_token", placeholder="e.g. refund")
+pred = f[1].selectbox("Predicted team", ["any", *teams], key="corpus_pred")
+true = f[2].selectbox("True team", ["any", *teams], key="corpus_true", disabled=not labelled)
+misrouted = f[3].toggle("Misrouted only", key="corpus_misrouted", disabled=not labelled)
+conf = f[4].slider("Confidence", 0.0, 1.0, (0.0, 1.0), step=0.01, key="corpus_conf")
+disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, (0.0, 1.0), step=0.01, key="corpus_disagree",
+                       disabled=scan.level == "route",
+                       help="(1 − Kendall τ between rollout and the deletion effect) / 2: 0 = rollout ranks the words "
+                            "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
+sorts = [s for s in SORTS if scan.level != "route" or "disagrees" not in s]
+sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
+if cell:                                          # a confusion cell narrows the teams, as on the Tickets page
+    pred, true = cell.get("predicted", pred), cell.get("true", true)
+    st.caption(f"Confusion cell: true {md_escape(true)} → predicted {md_escape(pred)} (double-click the cell to clear)")
+filters = Filters(token=token or "", team="" if pred == "any" else pred, label="" if true == "any" else true,
+                  misrouted=bool(misrouted), confidence=tuple(conf), disagreement=tuple(disagree), sort=sort)
+view, total = corpus_data.tickets(scan, filters)
+st.caption(f"{total:,} of {summary['tickets']:,} tickets match" + (f"; the first {len(view):,} are listed"
+                                                                     if total > len(view) else "")
+           + " · click a row to pick that ticket for the Heads and Interpretation pages")
+
+event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun", selection_mode="single-row",
+                     hide_index=True, width="stretch", height=420, column_config={
+                         "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
+                         "text": st.column_config.TextColumn("text", width="large"),
+                         "label": st.column_config.TextColumn("true team"),
+                         "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0,
+                                                                       format="%.2f"),
+                         "disagreement": st.column_config.NumberColumn("attention disagrees", format="%.2f"),
+                         "top_effect_1": st.column_config.TextColumn("top word by effect"),
+                         "top_rollout_1": st.column_config.TextColumn("top word by rollout")})
+try:
+    rows = list(event["selection"]["rows"])
+except (KeyError, TypeError):
+    rows = []
+ids = view["ticket_id"].tolist()
+chosen = ids[rows[0]] if rows and rows[0] < len(ids) else None
+by_id = st.selectbox("…or pick by id", ["—", *ids], key=PICK_KEY, help="the tickets listed above")
+if chosen is None and by_id != "—":
+    chosen = by_id
+pick = state.current()
+if chosen is not None and chosen != pick.corpus_id:
+    row = corpus_data.ticket(scan, chosen)
+    if row is not None:
+        label = row.get("label")
+        state.pick_corpus(chosen, row["text"], label if isinstance(label, str) else None)
+        pick = state.current()
+if pick.corpus_id:
+    ui.explain_links(pick)

@@ -1,0 +1,46 @@
+"""The worker side of a Dask scan: the router loaded once per worker process, and the task each partition runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from distributed import WorkerPlugin, get_worker
+
+from ticketnet.corpus.manifest import ScanError, weights_hash
+from ticketnet.corpus.scan import scan_partition
+from ticketnet.corpus.source import Partition
+
+PLUGIN = "ticketnet-router"
+
+
+class RouterPlugin(WorkerPlugin):
+    """Loads the router when a worker joins (and again when a dead worker is replaced): tasks carry only a
+    partition's path and rows, never the weights. The worker must see `weights` at the same path (shared disk)
+    and its files must hash to `sha256`, so every worker computes with exactly the client's router."""
+
+    name = PLUGIN
+
+    def __init__(self, weights: str, sha256: str) -> None:
+        self.weights, self.sha256 = weights, sha256
+        self.router = None
+
+    def setup(self, worker) -> None:
+        import torch
+
+        from ticketnet._runtime.allocator import keep_freed_memory
+        from ticketnet.router import Router
+
+        torch.set_num_threads(1)           # one process per core: intra-op threads would only fight each other
+        keep_freed_memory()
+        if weights_hash(self.weights) != self.sha256:
+            raise ScanError(f"{self.weights} on worker {worker.address} differs from the client's weights")
+        self.router = Router.load(self.weights)
+
+    def __getstate__(self) -> dict:        # sent to every worker: the path and hash, never a loaded model
+        return {"weights": self.weights, "sha256": self.sha256, "router": None}
+
+
+def run_partition(part: Partition, level: str, out: str) -> dict:
+    """The task: scan one partition with this worker's router and write its files under `out`."""
+    router = get_worker().plugins[PLUGIN].router
+    return scan_partition(router, part, level, Path(out))

@@ -1,0 +1,123 @@
+"""Reading a finished scan lazily: the small aggregates whole, the ticket rows through DuckDB with filters pushed down."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ticketnet.corpus import manifest as mf
+from ticketnet.corpus.manifest import ScanError
+
+LIST_COLUMNS = ("ticket_id", "text", "predicted", "label", "confidence", "correct", "n", "truncated", "disagreement",
+                "top_effect_1", "top_effect_1_value", "top_rollout_1", "top_rollout_1_value")
+SORTS = {"input order": "row", "attention disagrees with effect": "disagreement DESC NULLS LAST, row",
+         "least confident first": "confidence, row", "most confident first": "confidence DESC, row"}
+
+
+@dataclass(frozen=True)
+class Scan:
+    folder: Path
+    manifest: dict
+    summary: dict
+    tokens: pd.DataFrame | None      # None at level route
+
+    @property
+    def level(self) -> str:
+        return self.summary["level"]
+
+    @property
+    def glob(self) -> str:
+        return str(self.folder / "tickets" / "*.parquet")
+
+
+@dataclass(frozen=True)
+class Filters:
+    token: str = ""                  # tickets containing this token (as the router reads it: lowercased)
+    team: str = ""                   # predicted team
+    label: str = ""                  # true team
+    misrouted: bool = False
+    confidence: tuple[float, float] = (0.0, 1.0)
+    disagreement: tuple[float, float] = (0.0, 1.0)
+    sort: str = "input order"
+
+
+def is_scan(folder: str | Path) -> bool:
+    folder = Path(folder)
+    m = mf.read(folder)
+    return bool(m and m.get("state") == "complete" and (folder / "summary.json").is_file())
+
+
+def open_scan(folder: str | Path) -> Scan:
+    """The scan's manifest, summary and per-token table; the ticket rows stay on disk. Raises ScanError."""
+    folder = Path(folder)
+    m = mf.read(folder)
+    if m is None:
+        raise ScanError(f"{folder}: no scan here (manifest.json is missing); run `python -m ticketnet scan`")
+    if m.get("state") != "complete" or not (folder / "summary.json").is_file():
+        raise ScanError(f"{folder}: the scan is unfinished; run the same scan command again to complete it")
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    tokens = pd.read_parquet(folder / "tokens.parquet") if (folder / "tokens.parquet").is_file() else None
+    return Scan(folder, m, summary, tokens)
+
+
+def _where(scan: Scan, f: Filters) -> tuple[str, list]:
+    clauses, params = [], []
+    if f.token.strip():
+        clauses.append("list_contains(tokens, ?)")
+        params.append(f.token.strip().lower())
+    if f.team:
+        clauses.append("predicted = ?")
+        params.append(f.team)
+    if f.label:
+        clauses.append("label = ?")
+        params.append(f.label)
+    if f.misrouted:
+        clauses.append("correct = false")
+    lo, hi = f.confidence
+    if (lo, hi) != (0.0, 1.0):
+        clauses.append("confidence BETWEEN ? AND ?")
+        params += [float(lo), float(hi)]
+    lo, hi = f.disagreement
+    if scan.level != "route" and (lo, hi) != (0.0, 1.0):
+        clauses.append("disagreement BETWEEN ? AND ?")
+        params += [float(lo), float(hi)]
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _connect():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET threads TO 2")  # the page shares the machine with the server's other sessions
+    return con
+
+
+def tickets(scan: Scan, f: Filters, limit: int = 500) -> tuple[pd.DataFrame, int]:
+    """The first `limit` tickets matching `f` in its sort order, and how many match in all."""
+    where, params = _where(scan, f)
+    cols = [c for c in LIST_COLUMNS if scan.level != "route" or not c.startswith(("disagreement", "top_"))]
+    order = SORTS.get(f.sort, "row")
+    if scan.level == "route":
+        order = order.replace("disagreement DESC NULLS LAST, ", "")
+    con = _connect()
+    try:
+        src = "read_parquet(?)"
+        total = con.execute(f"SELECT count(*) FROM {src}{where}", [scan.glob, *params]).fetchone()[0]
+        df = con.execute(f"SELECT {', '.join(cols)} FROM {src}{where} ORDER BY {order} LIMIT {int(limit)}",
+                         [scan.glob, *params]).df()
+    finally:
+        con.close()
+    return df, int(total)
+
+
+def ticket(scan: Scan, ticket_id: str) -> dict | None:
+    """Every column of one ticket (text included), or None."""
+    con = _connect()
+    try:
+        df = con.execute("SELECT * FROM read_parquet(?) WHERE ticket_id = ? LIMIT 1", [scan.glob, ticket_id]).df()
+    finally:
+        con.close()
+    return None if df.empty else df.iloc[0].to_dict()

@@ -1,0 +1,174 @@
+"""One partition's work, pure and cluster-free: route and interpret its tickets, then write its files atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ticketnet.corpus.aggregate import ticket_partial, token_partial
+from ticketnet.corpus.source import Partition, read_partition
+from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, _split_frame, split_records
+
+LEVELS = ("route", "effects", "full")      # how much is computed: prediction; + effects, τ, token sums; + ERASER
+TOP_K = 3                                  # top tokens kept per ticket, by deletion effect and by rollout
+
+
+@dataclass
+class PartitionResult:
+    tickets: pd.DataFrame                  # one row per ticket
+    partial: dict                          # ticket_partial's sums
+    token_sums: pd.DataFrame | None        # token_partial's sums (effects and full)
+    effect_hist: pd.DataFrame | None
+    occurrences: pd.DataFrame | None       # every token occurrence, only when asked for (tests compare with it)
+
+
+def check_level(level: str) -> str:
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    return level
+
+
+def _top(values: torch.Tensor, tokens: Sequence[str], prefix: str) -> dict:
+    """The TOP_K highest `values` (ties: earlier position first) as prefix_1.., prefix_1_value.."""
+    order = torch.argsort(values.double(), descending=True, stable=True)[:TOP_K].tolist()
+    out = {}
+    for k in range(TOP_K):
+        out[f"{prefix}_{k + 1}"] = tokens[order[k]] if k < len(order) else None
+        out[f"{prefix}_{k + 1}_value"] = float(values[order[k]]) if k < len(order) else float("nan")
+    return out
+
+
+def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occurrences: bool = False) -> PartitionResult:
+    """Route and (from `effects`) interpret `rows` (ticket_id, text, team or None), the input's rows row0.. .
+
+    From `effects` the numbers come from `split_records`, the function behind `interpret_split`, seeded by the
+    rows' places in the whole input: a ticket gets the same τ and AOPC as in `interpret_split` over that input.
+    """
+    check_level(level)
+    teams = list(router.teams)
+    encoded = [router.encode(r["text"]) for r in rows]
+    base = pd.DataFrame({
+        "ticket_id": [r["ticket_id"] for r in rows],
+        "row": np.arange(row0, row0 + len(rows), dtype=np.int64),
+        "text": [r["text"] for r in rows],
+        "tokens": [sorted(set(e.tokens)) for e in encoded],
+        "truncated": [e.truncated for e in encoded],
+    })
+    label = [r.get("team") if r.get("team") in teams else None for r in rows]
+    token_sums = effect_hist = occurrences = None
+    if level == "route":
+        probs = router.predict_encoded(encoded)
+        conf, pred = probs.max(dim=1)
+        frame = pd.DataFrame({"n": [len(e.ids) for e in encoded], "predicted": [teams[i] for i in pred.tolist()],
+                              "label": label})
+        confidence = conf.double().numpy()
+        extra = pd.DataFrame(index=range(len(rows)))
+    else:
+        L = router.model.config.n_blocks
+        extras: list[dict] = [{} for _ in rows]
+        occ: list[tuple] = []
+
+        def on_ticket(i: int, rec: dict, p: torch.Tensor, effect, sig: dict) -> None:
+            toks = encoded[i].tokens
+            extras[i] = {"confidence": float(p.max()), **_top(sig["rollout"], toks, "top_rollout")}
+            if effect is None:                                     # one token: nothing to delete
+                extras[i].update(_top(torch.empty(0), toks, "top_effect"))
+                return
+            extras[i].update(_top(effect, toks, "top_effect"))
+            n = len(toks)
+            top = torch.zeros(n, dtype=torch.bool)
+            top[int(torch.argsort(effect.double(), descending=True, stable=True)[0])] = True
+            occ.append((np.full(n, i, np.int32), np.full(n, teams.index(rec["predicted"]), np.int8),
+                        np.asarray(encoded[i].ids, np.int32), effect.double().numpy(),
+                        sig["rollout"].double().numpy(),
+                        *(sig[f"mean attention b{b + 1}"].double().numpy() for b in range(L)), top.numpy()))
+
+        records = split_records(router, rows, [e.ids for e in encoded], target="predicted",
+                                eraser_signals=SPLIT_ERASER_SIGNALS if level == "full" else (),
+                                on_ticket=on_ticket, seed_offset=row0)
+        frame = _split_frame(records, L, router.model.config.h, SPLIT_ERASER_SIGNALS if level == "full" else ())
+        frame = frame.drop(columns=["ticket_id"])
+        frame["label"] = label
+        confidence = np.array([e["confidence"] for e in extras])
+        extra = pd.DataFrame([{k: v for k, v in e.items() if k != "confidence"} for e in extras])
+        if occ:
+            cols = ["ticket", "team", "token", "effect", "rollout", *(f"attention b{b + 1}" for b in range(L)), "is_top"]
+            occurrences = pd.DataFrame({c: np.concatenate([o[j] for o in occ]) for j, c in enumerate(cols)})
+        else:
+            occurrences = pd.DataFrame({"ticket": [], "team": [], "token": [], "effect": [], "rollout": [],
+                                        **{f"attention b{b + 1}": [] for b in range(L)}, "is_top": []})
+        token_sums, effect_hist = token_partial(occurrences, L)
+    tickets = pd.concat([base, frame[["n", "predicted"]]], axis=1)
+    tickets["confidence"] = confidence
+    tickets["label"] = pd.array(label, dtype="string")
+    tickets["correct"] = pd.array([None if lab is None else lab == p for lab, p in zip(label, frame["predicted"])],
+                                  dtype="boolean")
+    rest = frame.drop(columns=["n", "predicted", "label"])
+    tickets = pd.concat([tickets, rest, extra], axis=1)
+    taus = [c for c in tickets.columns if c.startswith("tau ")]
+    aopc = [c for c in tickets.columns if c.startswith(("comprehensiveness ", "sufficiency "))]
+    partial = ticket_partial(tickets, teams, taus, aopc)
+    return PartitionResult(tickets, partial, token_sums, effect_hist, occurrences if keep_occurrences else None)
+
+
+# -- files ----------------------------------------------------------------------------------------------------
+def part_name(index: int) -> str:
+    return f"part-{index:05d}"
+
+
+def done_marker(out: Path, index: int) -> Path:
+    """A partition is finished when this file exists: it is written last, after its other files are in place."""
+    return out / "parts" / f"{part_name(index)}.json"
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path, level: str | None = None) -> None:
+    """Write `frame` atomically; `level` goes into the file's metadata (`ticketnet.level`), so every output says
+    which level made it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if level is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"ticketnet.level": level.encode()})
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _write_json(data: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=1, allow_nan=False), encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def scan_partition(router, part: Partition, level: str, out: str | Path) -> dict:
+    """Scan one partition and write its files under `out` (tickets/, parts/), each atomically, the done marker
+    last: a partition killed half-way leaves no marker and is redone whole. Returns its tickets and seconds."""
+    out = Path(out)
+    t0 = time.perf_counter()
+    result = scan_rows(router, read_partition(part), part.row0, level)
+    name = part_name(part.index)
+    _write_parquet(result.tickets, out / "tickets" / f"{name}.parquet", level)
+    if result.token_sums is not None:
+        _write_parquet(result.token_sums, out / "parts" / f"{name}.tokens.parquet")
+        _write_parquet(result.effect_hist, out / "parts" / f"{name}.hist.parquet")
+    seconds = time.perf_counter() - t0
+    _write_json({"partition": part.index, "level": level, "tickets": len(result.tickets), "sums": result.partial},
+                done_marker(out, part.index))
+    return {"partition": part.index, "tickets": len(result.tickets), "seconds": seconds}
