@@ -29,3 +29,22 @@ def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 
     took_mmap = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold))
     took_trim = bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
     return took_mmap and took_trim
+
+
+def release_freed_memory() -> bool:
+    """Hand every malloc arena's free pages back to the system (glibc `malloc_trim(0)`), whatever the thresholds
+    above. True if glibc released anything; False if nothing was free or there is no glibc.
+
+    For a long-lived process that runs one large job after another (a scan worker, one partition per task): the
+    freed memory `keep_freed_memory` holds is kept where each job left it, and the heap's layout differs from job
+    to job, so without this the resident size left between jobs climbed partition after partition (1 worker,
+    partitions of 500 tickets at level effects: 724 MB after the first, 1,031 MB after the fifth; with it,
+    442-452 MB after every one) and each job's peak sat on top of it.
+    """
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return bool(trim(0))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from distributed import WorkerPlugin, get_worker
 
+from ticketnet._runtime.allocator import release_freed_memory
 from ticketnet.corpus.manifest import ScanError, weights_hash
 from ticketnet.corpus.scan import scan_partition
 from ticketnet.corpus.source import Partition
@@ -42,5 +43,14 @@ class RouterPlugin(WorkerPlugin):
 
 def run_partition(part: Partition, level: str, out: str) -> dict:
     """The task: scan one partition with this worker's router and write its files under `out`."""
-    router = get_worker().plugins[PLUGIN].router
-    return scan_partition(router, part, level, Path(out))
+    return scan_and_release(get_worker().plugins[PLUGIN].router, part, level, out)
+
+
+def scan_and_release(router, part: Partition, level: str, out: str) -> dict:
+    """`scan_partition`, then the partition's freed memory handed back to the system: a worker runs partition
+    after partition, and what the allocator kept from each (where that partition's tensors happened to lie)
+    otherwise piled up, so the worker's peak memory grew with the number of partitions it ran."""
+    try:
+        return scan_partition(router, part, level, Path(out))
+    finally:
+        release_freed_memory()
