@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
 from torch import Tensor
 
+# scipy.stats is imported where it is used: it costs half a second, and the Heads page imports this package
+# (through the interventions) without ranking anything on its first view.
 from ticketnet.interpret._checks import by_score, check_pair, check_vector
 
 AGREEMENT_COLUMNS = ("signal", "kendall_tau", "spearman", "top3_overlap")
@@ -30,6 +31,8 @@ def _tau_method(n: int) -> str:
 
 def kendall_tau(a: Tensor | Sequence[float], b: Tensor | Sequence[float]) -> float:
     """Kendall's τ-b between two scores over the same tokens (scipy); nan when either is constant."""
+    from scipy import stats
+
     a, b = check_pair(a, b)
     if _constant(a) or _constant(b):
         return float("nan")                                           # no ranking to compare, not a disagreement
@@ -43,6 +46,8 @@ def kendall_taus(signals: Tensor, effect: Tensor) -> Tensor:
 
     The same statistic as `kendall_tau`, in one scipy call along axis 1 (a whole split asks for ~20,000).
     """
+    from scipy import stats
+
     if signals.dim() != 2 or effect.dim() != 1 or signals.shape[1] != effect.shape[0]:
         raise ValueError(f"need signals (S, n) and effect (n,), got {tuple(signals.shape)} and {tuple(effect.shape)}")
     s = signals.detach().to("cpu", torch.float64).numpy()
@@ -59,6 +64,8 @@ def kendall_taus(signals: Tensor, effect: Tensor) -> Tensor:
 
 def spearman(a: Tensor | Sequence[float], b: Tensor | Sequence[float]) -> float:
     """Spearman's ρ between two scores over the same tokens (scipy); nan when either is constant."""
+    from scipy import stats
+
     a, b = check_pair(a, b)
     if _constant(a) or _constant(b):
         return float("nan")
@@ -133,6 +140,8 @@ def disagreements(signal: Tensor, effect: Tensor, tokens: Sequence[str], k: int 
     percentile exceeds their effect percentile by most; `low_attention_high_effect` the reverse. Only
     tokens with a real gap (> 0) are listed, so lists may be shorter than k.
     """
+    from scipy import stats
+
     s, e = check_pair(signal, effect)
     if len(tokens) != s.size:
         raise ValueError(f"{len(tokens)} tokens for {s.size} scores")
