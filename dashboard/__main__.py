@@ -23,11 +23,14 @@ def _preload(poll: float = 0.02, patience: float = 30.0) -> None:
         time.sleep(poll)
     import altair  # noqa: F401
     import pandas  # noqa: F401
+    import pyarrow  # noqa: F401  (how Streamlit ships every chart's and table's data)
     import torch  # noqa: F401
 
     import dashboard.charts  # noqa: F401
-    import dashboard.loading  # noqa: F401
-    import ticketnet  # noqa: F401
+    import dashboard.intervention_charts  # noqa: F401
+    import dashboard.interventions  # noqa: F401
+    import dashboard.state  # noqa: F401
+    import dashboard.ui  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
