@@ -555,14 +555,16 @@ ASIDES = (
 ASIDE_LEADS = ("", "", "", "Anyway, ", "Anyway, what I need is this: ", "The reason I'm writing: ",
                "Different thing though: ", "My actual question: ")
 
-# (convention team, other plausible team, template)
+# (convention team, other plausible team, template). The convention is the data card's labelling rule: the team
+# that must act on the main request (broken on arrival and sent back: returns; broken and to be fixed: product).
 AMBIGUOUS = (
-    ("delivery", "returns", "[The {product} arrived damaged] and [I'd like to send it back]."),
-    ("delivery", "returns", "[The box was crushed and the {product} is cracked], [can I return it for a new one]?"),
+    ("returns", "delivery", "[The {product} arrived damaged] and [I'd like to send it back]."),
+    ("returns", "delivery", "[The box was crushed and the {product} is cracked], [can I return it for a new one]?"),
     ("returns", "payments", "[I returned the {product} but you charged me again] for it."),
     ("returns", "payments", "[The refund for my return is {amount} short]."),
-    ("product", "returns", "[The {tool} broke after a week], [I want my money back]."),
-    ("product", "returns", "[The {tool} is faulty], [can I swap it for a new one]?"),
+    ("returns", "product", "[The {tool} broke after a week], [I want to send it back for my money]."),
+    ("returns", "product", "[The {tool} is faulty], [can I swap it for a new one]?"),
+    ("product", "returns", "[The {tool} broke after a week], [can you repair it]?"),
     ("payments", "account", "[I can't pay because the checkout keeps logging me out]."),
     ("account", "payments", "[I can't remove my saved card from my account]."),
     ("delivery", "account", "[My parcels keep going to my old address] even though I moved."),
