@@ -12,7 +12,8 @@ from pathlib import Path
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.phrases import (
     AMBIGUOUS, ASIDE_LEADS, ASIDES, CARDS, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, FILLERS, FIRST_NAMES,
-    FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MODELS, MONTHS, NEG_AFTER,
+    FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER,
+    MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MODELS, MONTHS, NEG_AFTER,
     NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEGATIONS, ORDER_REFS, OTHER_GOODS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
     SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEXTING, TOPICS, TOWNS, WEARABLES, WEEKDAYS,
 )
@@ -29,6 +30,8 @@ MAX_TOKENS = 200
 # whole-sentence templates of INTENTS; and of negated tickets that set a topic aside with TOPICS.
 FRAMED_SHARE = 0.7
 TOPIC_NEGATION_SHARE = 0.6
+# Share of two-topic tickets whose second topic is a real request of the other team, marked as the minor one.
+SECONDARY_SHARE = 0.5
 
 # Pattern shares: about 26 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
 # mislabelled ones; the rest are plain single-topic tickets. Negations get the largest hard share: twenty
@@ -249,7 +252,24 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     return [request, ("negation", _fill(rng.choice(after), ctx, rng))]
 
 
+def _secondary_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
+    """Two requests, the other team's one marked as minor and the label's one as the main (no evidence in the minor)."""
+    template, _ = _request(rng, team)
+    minor_template, _ = _request(rng, distractor)
+    minor = [(text, False) for text, _ in _fill(minor_template, ctx, rng)]
+    if rng.random() < 0.5:
+        lead = rng.choice(MAIN_LEADS)
+        main = _fill(lead + _decap(template) if lead else template, ctx, rng)
+        minor_lead = rng.choice(MINOR_LEADS_AFTER)
+        return [("request", main), ("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]])]
+    minor_lead = rng.choice(MINOR_LEADS_BEFORE)
+    main = _fill(rng.choice(MAIN_LEADS_AFTER) + _decap(template), ctx, rng)
+    return [("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]]), ("request", main)]
+
+
 def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
+    if rng.random() < SECONDARY_SHARE:
+        return _secondary_core(rng, team, distractor, ctx)
     template, _ = _request(rng, team)
     request_segments = _fill(template, ctx, rng)
     aside = ("aside", _fill(rng.choice(_table(ASIDES, distractor)), ctx, rng))
@@ -273,8 +293,15 @@ def _draw_pattern(rng: random.Random) -> str:
 
 
 def _short_ticket(rng, team, ctx) -> list[tuple[str, Segments]]:
-    template = rng.choice(_table(SHORT, team)) + rng.choice(SHORT_TAILS)
-    return [("request", _fill(template, ctx, rng))]
+    if rng.random() < 0.5:
+        template = rng.choice(_table(SHORT, team))
+    else:
+        # A bare part of a sub-intent: "update my phone number", "the {tool} cuts out after a minute".
+        parts = rng.choice([p for t, _, p in SUBINTENTS if t == team])
+        kind = rng.choice([k for k in ("you", "me", "state", "direct") if parts.get(k)])
+        part = rng.choice(parts[kind])
+        template = part if kind == "direct" else "[" + (_cap(part) if rng.random() < 0.5 else part) + "]"
+    return [("request", _fill(template + rng.choice(SHORT_TAILS), ctx, rng))]
 
 
 def _wrap(rng, team, core, ctx, rambling: bool) -> list[tuple[str, Segments]]:

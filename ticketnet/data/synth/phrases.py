@@ -1222,3 +1222,13 @@ TEXTING = {
     "tonight": ("2nite",), "to": ("to", "2"), "for": ("for", "4"), "and": ("and", "&", "n"), "okay": ("ok",),
     "anyone": ("any1",), "someone": ("some1",), "with": ("w/",), "about": ("abt",), "as soon as possible": ("asap",),
 }
+
+# Two requests in one ticket, one marked as the main one (it decides the team) and the other as minor.
+MAIN_LEADS = ("", "", "Mainly, ", "The main thing: ", "Most importantly, ", "First and most urgent: ",
+              "The urgent thing is this: ", "My main question: ")
+MAIN_LEADS_AFTER = ("But the urgent thing: ", "Mainly though, ", "What I really need: ", "More importantly, ",
+                    "The main reason I'm writing: ", "But mostly, ", "Anyway, the real problem: ")
+MINOR_LEADS_AFTER = ("Less important, but ", "Not urgent, but ", "Minor thing: ", "Also, when you have a moment, ",
+                     "P.S. ", "Small thing too: ", "Oh and, no rush, ", "Separately (not urgent), ")
+MINOR_LEADS_BEFORE = ("Small thing first: ", "Not urgent, but ", "A minor point: ", "Before I forget, ",
+                      "Quick aside: ", "One little thing: ")
