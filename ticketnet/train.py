@@ -26,7 +26,7 @@ from ticketnet.router import Router, file_sha256
 @dataclass(frozen=True)
 class TrainConfig:
     seed: int = TRAIN_SEED
-    epochs: int = 12
+    epochs: int = 10
     batch_size: int = 64
     lr: float = 2e-3          # peak learning rate, after a one-epoch warm-up, then cosine decay
     weight_decay: float = 0.01

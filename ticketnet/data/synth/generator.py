@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, CARDS, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, FILLERS, FIRST_NAMES,
+    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, DROPPABLE, FILLERS, FIRST_NAMES,
     FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER,
     MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MODELS, MONTHS, NEG_AFTER,
     NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEGATIONS, ORDER_REFS, OTHER_GOODS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
@@ -31,12 +31,12 @@ MAX_TOKENS = 200
 FRAMED_SHARE = 0.7
 TOPIC_NEGATION_SHARE = 0.6
 # Share of two-topic tickets whose second topic is a real request of the other team, marked as the minor one.
-SECONDARY_SHARE = 0.5
+SECONDARY_SHARE = 0.7
 
 # Pattern shares: about 26 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
 # mislabelled ones; the rest are plain single-topic tickets. Negations get the largest hard share: twenty
 # ordered pairs of teams, each with the request before, after or joined to the topic set aside.
-PATTERN_WEIGHTS = (("plain", 0.715), ("negated", 0.125), ("two_topics", 0.085), ("ambiguous", 0.05),
+PATTERN_WEIGHTS = (("plain", 0.71), ("negated", 0.125), ("two_topics", 0.10), ("ambiguous", 0.04),
                    ("noisy", 0.025))
 # Share of ambiguous rows whose label is a coin flip between the two plausible teams instead of the
 # routing convention (the template's first team).
@@ -357,11 +357,23 @@ def _typo(word: str, rng: random.Random) -> str:
 def _style(rng: random.Random) -> dict:
     texting = rng.random() < 0.08
     return {
+        "broken": rng.random() < 0.10,
         "typo_rate": rng.choices((0.0, 0.03, 0.08), weights=(60, 30, 10))[0],
         "case": "lower" if texting else rng.choices(("as_is", "lower", "upper"), weights=(85, 12, 3))[0],
         "strip_punct": texting or rng.random() < 0.08,
         "texting": texting,
     }
+
+
+def _broken(text: str, rng: random.Random) -> str:
+    """Second-language or hurried English: articles and auxiliaries left out, negations and tenses bent."""
+    def swap(m: re.Match) -> str:
+        word = m.group()
+        if word.lower() in DROPPABLE and rng.random() < 0.5:
+            return ""
+        bent = BENT.get(word) or BENT.get(word.lower())
+        return rng.choice(bent) if bent and rng.random() < 0.7 else word
+    return re.sub(r"  +", " ", _TEXT_WORD.sub(swap, text))
 
 
 def _texting(text: str, rng: random.Random) -> str:
@@ -378,6 +390,8 @@ def _surface(text: str, is_evidence: bool, style: dict, rng: random.Random) -> s
     rate = style["typo_rate"] / 3 if is_evidence else style["typo_rate"]
     if rate:
         text = _WORD.sub(lambda m: _typo(m.group(), rng) if rng.random() < rate else m.group(), text)
+    if style.get("broken"):
+        text = _broken(text, rng)
     if style.get("texting"):
         text = _texting(text, rng)
     if style["strip_punct"]:

@@ -1225,10 +1225,24 @@ TEXTING = {
 
 # Two requests in one ticket, one marked as the main one (it decides the team) and the other as minor.
 MAIN_LEADS = ("", "", "Mainly, ", "The main thing: ", "Most importantly, ", "First and most urgent: ",
-              "The urgent thing is this: ", "My main question: ")
+              "The urgent thing is this: ", "My main question: ", "Priority: ", "Top of my list: ", "Most of all, ",
+              "The important bit: ", "Key issue: ", "Number one: ", "Main problem - ", "1) ")
 MAIN_LEADS_AFTER = ("But the urgent thing: ", "Mainly though, ", "What I really need: ", "More importantly, ",
-                    "The main reason I'm writing: ", "But mostly, ", "Anyway, the real problem: ")
+                    "The main reason I'm writing: ", "But mostly, ", "Anyway, the real problem: ",
+                    "The priority though: ", "What matters most: ", "My real question: ", "But first of all, ",
+                    "The thing I need sorted today: ")
 MINOR_LEADS_AFTER = ("Less important, but ", "Not urgent, but ", "Minor thing: ", "Also, when you have a moment, ",
-                     "P.S. ", "Small thing too: ", "Oh and, no rush, ", "Separately (not urgent), ")
+                     "P.S. ", "Small thing too: ", "Oh and, no rush, ", "Separately (not urgent), ", "Secondly, ",
+                     "Less pressing: ", "Lower priority: ", "A side note: ", "Unrelated, but ", "2) ",
+                     "And another small thing, ", "Whenever you get a chance, ")
 MINOR_LEADS_BEFORE = ("Small thing first: ", "Not urgent, but ", "A minor point: ", "Before I forget, ",
-                      "Quick aside: ", "One little thing: ")
+                      "Quick aside: ", "One little thing: ", "A side note before the main thing: ", "Low priority: ",
+                      "Something small: ", "Unrelated, but ")
+
+# Words a share of tickets leaves out or bends, as people do who write English as a second language or in a hurry
+# ("i not receive code", "mower blade not turn").
+DROPPABLE = ("the", "a", "an", "is", "are", "was", "has", "have", "do", "does", "did", "will", "to", "my", "it")
+BENT = {"didn't": ("not", "no"), "doesn't": ("not",), "haven't": ("not", "no"), "hasn't": ("not",),
+        "won't": ("not", "no"), "isn't": ("not",), "can't": ("cannot", "can not", "not can"), "don't": ("not",),
+        "received": ("receive", "recieve"), "arrived": ("arrive", "come"), "wasn't": ("not",), "aren't": ("not",),
+        "I'm": ("I am",), "I've": ("I have",), "I'd": ("I want",), "it's": ("is",)}
