@@ -11,17 +11,17 @@ from pathlib import Path
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, DROPPABLE, FILLERS, FIRST_NAMES,
+    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CONTENT_FRAMES, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, DROPPABLE, FILLERS, FIRST_NAMES,
     FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER,
     MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MODELS, MONTHS, NEG_AFTER,
-    NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEGATIONS, ORDER_REFS, OTHER_GOODS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
+    NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS, NEGATIONS, ORDER_REFS, OTHER_GOODS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
     SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEXTING, TOPICS, TOWNS, WEARABLES, WEEKDAYS,
 )
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import TEAMS
 from ticketnet.paths import SYNTH_SEED, data_dir
 
-DEFAULT_SIZES = (12000, 1500, 1500)
+DEFAULT_SIZES = (30000, 1500, 1500)
 SPLITS = ("train", "valid", "test")
 COLUMNS = ("ticket_id", "text", "team", "evidence", "pattern", "distractor")
 PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy")
@@ -234,6 +234,22 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     if rng.random() < TOPIC_NEGATION_SHARE:
         topic = rng.choice(_table(TOPICS, distractor))
         where = rng.choices(("before", "join", "after"), weights=(4, 3, 3))[0]
+        kind = rng.choices(("topic", "want", "content"), weights=(5, 3, 2))[0]
+        if kind != "topic":
+            # "I don't want to send it back." / "I'm happy with the delivery." beside the request.
+            if kind == "content":
+                sentence = _set_aside(rng.choice(CONTENT_FRAMES), topic)
+            else:
+                nouns, verbs = next((n, v) for t, n, v in NEG_WANTS if t == distractor)
+                frames, words = (NEG_WANT_NOUN_FRAMES, nouns) if rng.random() < 0.5 else (NEG_WANT_VERB_FRAMES, verbs)
+                sentence = rng.choice(frames).replace("{w}", rng.choice(words))
+            if where == "join":
+                joiner = rng.choice((", but ", " - ", ". ", "; "))
+                request = _decap(template) if joiner in (", but ", "; ") else template
+                return [("request", _fill(sentence.rstrip(".") + joiner + request, ctx, rng))]
+            negation = ("negation", _fill(sentence, ctx, rng))
+            request = ("request", _fill(template, ctx, rng))
+            return [negation, request] if where == "before" else [request, negation]
         if where == "join":
             joiner = rng.choice(NEG_JOINERS)
             request = _decap(template) if joiner in (", but ", ", ", "; ") else template

@@ -11,18 +11,23 @@ POWERED = (
     "leaf blower", "AirGust 300 leaf blower", "hedge trimmer", "TrimMaster 52 hedge trimmer", "chainsaw",
     "TimberKing 40 chainsaw", "strimmer", "EdgePro 25 strimmer", "pressure washer", "AquaBlast 1800 pressure washer",
     "rotavator", "garden vacuum", "log splitter", "lawn scarifier", "cordless pruning saw", "electric tiller",
+    "garden shredder", "wood chipper", "cylinder mower", "ride-on mower", "pole saw", "lawn edger", "brush cutter",
+    "cultivator", "Verdant V8 robot mower", "GreenEdge 36V strimmer", "snow blower", "cordless hedge cutter",
 )
 KITS = (
     "greenhouse kit", "GrowHouse 6x4 greenhouse", "garden bench", "rattan garden set", "patio table",
     "wooden shed", "EcoBin 330 compost bin", "compost bin", "raised bed kit", "potting bench", "garden arch",
     "pergola kit", "bistro set", "log store", "cold frame", "garden set", "gazebo", "playhouse", "summerhouse",
-    "corner sofa set", "metal shed", "firewood rack",
+    "corner sofa set", "metal shed", "firewood rack", "fence panels", "trellis", "decking kit", "garden gate",
+    "log cabin", "polytunnel", "bike store", "swing set", "arbour seat", "obelisk",
 )
 OTHER_GOODS = (
     "garden hose", "FlexiHose 30m hose", "hose reel", "sprinkler", "parasol", "wheelbarrow", "water butt",
     "bird feeder", "pair of secateurs", "set of solar lights", "fire pit", "hammock", "watering can",
     "wildflower seed mix", "pack of tomato seeds", "lawn feed", "sun lounger", "gas barbecue", "trampoline",
-    "garden kneeler", "leaf rake", "planter", "fountain pump", "storage box",
+    "garden kneeler", "leaf rake", "planter", "fountain pump", "storage box", "pond pump", "pond filter",
+    "patio heater", "greenhouse heater", "rotary washing line", "soil tester", "weed burner", "bird bath",
+    "compost tumbler", "rain gauge", "pressure sprayer", "hose timer", "lawn aerator", "garden trug",
 )
 SEEDS = ("tomato seeds", "wildflower seeds", "lawn seed", "sweet pea seeds", "carrot seeds", "sunflower seeds",
          "runner bean seeds")
@@ -1039,6 +1044,28 @@ SUBINTENTS = (
         "state": ("none of the {seeds} came up", "the wood of the {kit} is going grey"),
         "direct": ("[How should I store the {tool}] in winter?",),
     }),
+    ("product", "smart_features", {
+        "you": ("help me connect the {tool} to the app", "explain how to set a schedule on the {tool}",
+                "send the latest firmware for the {tool}"),
+        "me": ("pair the {tool} with my phone", "set the {tool} to run at night only", "connect the {tool} to wifi",
+               "update the software on the {tool}", "set up the boundary wire for the {tool}"),
+        "ask": ("why the app can't find my {tool}", "how to programme the {tool}", "whether the {tool} works with Alexa",
+                "what the error code E4 on the {tool} means"),
+        "state": ("the app never finds the {tool}", "the {tool} ignores the schedule I set",
+                  "the {tool} keeps losing its wifi connection", "the bluetooth won't connect to the {tool}",
+                  "the display on the {tool} shows an error code"),
+        "direct": ("[App won't connect] to the {tool}.", "[Error E4] on my {tool}, [what does it mean]?"),
+    }),
+    ("product", "performance", {
+        "you": ("tell me why the {tool} cuts so unevenly", "help me get the pressure back on the {tool}"),
+        "me": ("get a cleaner cut from the {tool}", "stop the {tool} leaving clumps", "get more power out of the {tool}"),
+        "ask": ("why the {tool} leaves strips of grass", "why the {tool} has lost suction", "why the pressure has dropped",
+                "whether the {tool} can handle thick branches", "why the {tool} vibrates so much"),
+        "state": ("the {tool} leaves uncut strips", "the {tool} has lost its suction", "the {tool} keeps stalling",
+                  "the {tool} clogs up every few minutes", "the spray from the {tool} is really weak",
+                  "the {tool} won't cut through anything thicker than a pencil", "the {product} isn't working properly"),
+        "direct": ("[{tool} cutting badly].", "[{tool} lost power], [any tips]?"),
+    }),
     # -- account -------------------------------------------------------------------------------------
     ("account", "profile_details", {
         "you": ("update the phone number on my account", "change my phone number to {phone}",
@@ -1120,6 +1147,17 @@ SUBINTENTS = (
                   "I never signed up for your emails"),
         "direct": ("[Unsubscribe] me please.", "[Stop emailing me]."),
     }),
+    ("account", "membership", {
+        "you": ("cancel my membership", "renew my club membership", "merge my two accounts",
+                "move my membership to my new email"),
+        "me": ("end my membership", "join the members' club", "combine my old and new accounts",
+               "upgrade my account to premium"),
+        "ask": ("how to cancel my membership", "when my membership renews", "why I have two accounts",
+                "what my membership includes"),
+        "state": ("I've ended up with two accounts", "my membership still shows as expired",
+                  "my member benefits aren't showing on my account"),
+        "direct": ("[Cancel membership] please.", "[Two accounts] under the same name, [merge them]?"),
+    }),
     ("account", "data_deletion", {
         "you": ("delete my account", "remove all my personal data", "close my account and delete my details",
                 "send me a copy of the data you hold on me"),
@@ -1192,6 +1230,29 @@ TOPICS = (
     ("account", ("my account", "my password", "logging in", "my profile", "the newsletter", "my loyalty points",
                  "my login", "signing in")),
 )
+# What a customer says they do *not* want from a team: a noun phrase ("a refund") or a verb phrase ("send it back").
+NEG_WANTS = (
+    ("payments", ("a refund", "my money back", "a discount", "a price match", "a new invoice", "compensation"),
+                 ("dispute the charge", "change how I paid", "cancel the payment", "claim money back")),
+    ("delivery", ("a redelivery", "a new delivery date", "tracking details", "a different courier",
+                  "a delivery slot"),
+                 ("change the delivery", "chase the courier", "rebook the delivery", "track the parcel")),
+    ("returns", ("a return", "an exchange", "a return label", "a collection", "a swap", "store credit"),
+                ("return it", "send it back", "exchange it", "swap it", "process a return")),
+    ("product", ("technical support", "a repair", "a spare part", "instructions", "a warranty claim",
+                 "an engineer"),
+                ("get it repaired", "fix anything", "order a spare part", "make a warranty claim")),
+    ("account", ("a password reset", "a new account", "help logging in", "the newsletter", "more points"),
+                ("change my password", "close my account", "update my profile", "unsubscribe", "log in again")),
+)
+NEG_WANT_NOUN_FRAMES = ("I don't want {w}.", "I'm not asking for {w}.", "I don't need {w}.", "Not looking for {w}.",
+                        "I'm not after {w}.", "This is not a request for {w}.", "I do not require {w}.")
+NEG_WANT_VERB_FRAMES = ("I don't want to {w}.", "I'm not trying to {w}.", "No need to {w}.", "I don't need to {w}.",
+                        "Please don't {w}.", "I'm not looking to {w}.", "I have no wish to {w}.")
+# Contentment with another team's side: "I'm happy with the delivery."
+CONTENT_FRAMES = ("I'm happy with {t}.", "^{t} was great.", "No complaints about {t}.", "^{t} is sorted.",
+                  "I'm fine with {t}.", "^{t} went smoothly.", "All good with {t}.")
+
 # Sentences around a request that set another team's topic aside; {t} is a topic of that team.
 NEG_BEFORE = (
     "It's not about {t}.", "This is not about {t}.", "Nothing to do with {t}.", "No issue with {t}.",
