@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="folder with train/valid/test.csv (default: data/)")
     p.add_argument("--out", help="folder for router.pt, vocab.json, router.json (default: weights/)")
     p.add_argument("--seed", type=int, default=TRAIN_SEED)
-    p.add_argument("--epochs", type=int, help="passes over train.csv (default: 10)")
+    p.add_argument("--epochs", type=int, help="passes over train.csv (default: 12)")
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=_train)
 
