@@ -81,6 +81,17 @@ def test_interpretation_says_when_deletion_measures_positions(app_env):
     assert "p(returns)" in notice and "unk replacement" in notice
 
 
+# -- issue 14: the hand-written evaluation set is a fourth split ------------------------------------------------------
+def test_the_hand_written_set_is_a_split_to_pick(app_env):
+    if not app_env.shipped:
+        pytest.skip("the shipped data folder holds handwritten.csv")
+    at = app_test().run()
+    at.segmented_control(key="split").set_value("handwritten").run()
+    _ok(at)
+    table = _table(at)
+    assert len(table) == 330 and table["ticket_id"].str.fullmatch(r"H-\d{3}").all()
+
+
 # -- 10. filters survive a page change ---------------------------------------------------------------------------------
 def _triage(at):
     at.toggle(key="misrouted").set_value(True)
@@ -197,7 +208,7 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
     _ok(at)
     status = _markdown(at)
     assert "Head importance of the valid split: not computed yet" in status.replace("*", "")
-    assert "Each split is computed on its own: pick test or train above" in status
+    assert "Each split is computed on its own: pick test or train or handwritten above" in status
     next(b for b in at.button if b.label == "Compute head importance").click().run()
     _ok(at)
     assert calls == [(16, 40), (32, 40), (40, 40)], "a progress step per chunk of tickets"
