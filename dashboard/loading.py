@@ -21,7 +21,7 @@ from ticketnet._runtime.allocator import keep_freed_memory
 from ticketnet.data.tickets import HARD_PATTERNS
 
 from dashboard import store
-SPLITS: tuple[str, ...] = ("valid", "test", "train")
+SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwritten: written by hand, never trained on
 
 # One server, many sessions: every session's script run is its own thread, and each would start its own pool of
 # intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (four threads each

@@ -183,6 +183,23 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         st.metric("prediction", f"{teams[k]}")
         st.markdown(f"confidence **{p[k]:.2f}**{verdict}")
         chart(probability_chart, p, list(teams), pick.team, width="stretch")
+    if pick.custom:
+        unlike_training_data(pick.text, p)
+
+
+def unlike_training_data(text: str, probs: Sequence[float]) -> None:
+    """A typed ticket the router is not made for: many unknown words, or a confidence below the calibrated threshold
+    in router.json (`Router.assess`)."""
+    import torch
+
+    r = loading.router()
+    try:
+        found = r.assess_encoded(r.encode(text), torch.tensor(list(probs)))
+    except ValueError:                                          # nothing to read: the page says so elsewhere
+        return
+    if found.flagged:
+        st.warning("Unlike the tickets the router was trained on: " + md_escape("; ".join(found.reasons)) +
+                   ". Treat this prediction as a guess.", icon=":material/report:")
 
 
 def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: str | None = None) -> alt.Chart:

@@ -1,10 +1,13 @@
 """Training end to end on a small generated data set: best epoch kept, files written atomically and loadable."""
 
+import csv
 import json
+import random
 
 import pytest
+import torch
 
-from ticketnet import Router
+from ticketnet import Router, load_split
 from ticketnet.data.synth import write_splits
 from ticketnet.train import TrainConfig, train
 
@@ -14,6 +17,13 @@ def trained(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
     out = tmp_path_factory.mktemp("weights")
     write_splits(data, sizes=(400, 100, 100))
+    # A stand-in for the hand-written development set (the real one lives in data/): 30 rows with a style column.
+    rows = load_split(data / "test.csv")[:30]
+    with open(data / "handwritten_dev.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["ticket_id", "text", "team", "evidence", "style"])
+        for i, r in enumerate(rows):
+            w.writerow([f"D-{i + 1:03d}", r["text"], r["team"], r["evidence"], ("plain", "terse")[i % 2]])
     card = train(data, out, TrainConfig(epochs=2, batch_size=32), log=lambda *_: None)
     return data, out, card
 
@@ -25,8 +35,43 @@ def test_training_writes_a_loadable_router(trained):
     assert json.loads((out / "router.json").read_text()) == router.meta
     assert len(router.vocab) == card["config"]["vocab_size"]
     assert card["train"]["best_epoch"] in (1, 2)
-    best = max(h["valid_accuracy"] for h in card["train"]["history"])
-    assert card["metrics"]["valid"]["accuracy"] == pytest.approx(best, abs=1e-4)
+    # The epoch is picked on valid and the hand-written development set together; its valid accuracy is recorded.
+    best = card["train"]["history"][card["train"]["best_epoch"] - 1]
+    assert card["metrics"]["valid"]["accuracy"] == pytest.approx(best["valid_accuracy"], abs=1e-4)
+    assert card["metrics"]["handwritten_dev"]["accuracy"] == pytest.approx(best["handwritten_dev_accuracy"], abs=1e-4)
+    assert set(card["metrics"]["handwritten_dev"]["per_style"]) == {"plain", "terse"}
+    assert "handwritten" not in card["metrics"]
+
+
+def test_training_calibrates_on_valid_and_records_the_flag_thresholds(trained):
+    from ticketnet.metrics import fit_temperature
+    from ticketnet.train import encode_rows, predict_logits
+
+    data, out, card = trained
+    router = Router.load(out / "router.pt")
+    assert card["calibration"]["valid_nll_after"] <= card["calibration"]["valid_nll_before"] + 1e-9
+    seqs, labels = encode_rows(load_split(data / "valid.csv"), router.vocab, router.max_len)
+    assert fit_temperature(predict_logits(router.model, seqs), labels) == pytest.approx(1.0, abs=0.02)
+    assert set(card["ood"]) >= {"min_confidence", "max_unknown_share"}
+    assert router.ood["min_confidence"] == card["ood"]["min_confidence"]
+
+
+def test_fit_temperature_recovers_a_known_temperature():
+    from ticketnet.metrics import fit_temperature
+
+    g = torch.Generator().manual_seed(0)
+    true_logits = torch.randn(4000, 5, generator=g) * 3
+    labels = torch.multinomial(torch.softmax(true_logits, -1), 1, generator=g).squeeze(1)
+    assert fit_temperature(true_logits * 2.5, labels) == pytest.approx(2.5, rel=0.1)
+
+
+def test_augmentation_is_seeded_and_never_empties_a_ticket():
+    from ticketnet.train import augment
+
+    seq = list(range(2, 200))
+    a, b = augment(seq, random.Random(1), 0.1, 0.05), augment(seq, random.Random(1), 0.1, 0.05)
+    assert a == b and 150 < len(a) < 198 and 5 < a.count(1) < 40
+    assert augment([7], random.Random(0), 0.0, 1.0) == [7]
 
 
 def test_same_seed_same_weights(trained, tmp_path):

@@ -1,4 +1,4 @@
-"""Command line: `python -m ticketnet {synth,train,predict,scan,bench}`; errors print one line and exit non-zero."""
+"""Command line: `python -m ticketnet {synth,train,evaluate,predict,scan,bench}`; errors print one line and exit non-zero."""
 
 from __future__ import annotations
 
@@ -45,7 +45,29 @@ def _train(args: argparse.Namespace) -> int:
     card = train(Path(args.data) if args.data else None, Path(args.out) if args.out else None, cfg)
     t = card["metrics"]["test"]
     print(f"best epoch {card['train']['best_epoch']}: test accuracy {t['accuracy']:.4f}, "
-          f"hard slice {t.get('hard_accuracy', float('nan')):.4f}, ECE {t['ece']:.4f}")
+          f"hard slice {t.get('hard_accuracy', float('nan')):.4f}, ECE {t['ece']:.4f}, "
+          f"temperature {card['calibration']['temperature']:.3f}")
+    for name in ("handwritten_dev", "handwritten"):
+        if name in card["metrics"]:
+            print(f"{name}: accuracy {card['metrics'][name]['accuracy']:.4f}, ECE {card['metrics'][name]['ece']:.4f}")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from ticketnet.data.tickets import load_split
+    from ticketnet.paths import data_path
+    from ticketnet.router import Router
+    from ticketnet.train import evaluate
+
+    router = Router.load(args.weights)
+    path = Path(args.split) if args.split.endswith(".csv") else data_path() / f"{args.split}.csv"
+    m = evaluate(router.model, load_split(path), router.vocab)
+    print(f"{path}: {m['n']} tickets, accuracy {m['accuracy']:.4f}, macro F1 {m['macro_f1']:.4f}, ECE {m['ece']:.4f}"
+          + (f", hard slice {m['hard_accuracy']:.4f} ({m['hard_n']})" if "hard_accuracy" in m else ""))
+    for team, s in m["per_team"].items():
+        print(f"  {team:<9} precision {s['precision']:.3f}  recall {s['recall']:.3f}  (n = {s['support']:.0f})")
+    for style, s in m.get("per_style", {}).items():
+        print(f"  style {style:<14} accuracy {s['accuracy']:.3f}  (n = {s['n']})")
     return 0
 
 
@@ -137,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, help="passes over train.csv (default: 12)")
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=_train)
+
+    p = sub.add_parser("evaluate", help="score the router on a labelled split (valid, test, handwritten, ...) or CSV")
+    p.add_argument("split", nargs="?", default="handwritten", help="split name in data/ or a path to a .csv")
+    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.set_defaults(func=_evaluate)
 
     p = sub.add_parser("predict", help="route tickets: a ticket_id,text CSV (file or stdin) or --text")
     p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -37,8 +39,12 @@ def expected_calibration_error(probs: Tensor, y_true: Tensor, n_bins: int = 15) 
     return ece
 
 
-def summarize(probs: Tensor, y_true: Tensor, teams: tuple[str, ...], hard: Tensor | None = None) -> dict:
-    """Everything the README's model card and the dashboard's quality panel show, as plain numbers."""
+def summarize(probs: Tensor, y_true: Tensor, teams: tuple[str, ...], hard: Tensor | None = None,
+              groups: list[str] | None = None) -> dict:
+    """Everything the README's model card and the dashboard's quality panel show, as plain numbers.
+
+    `groups` (one label per ticket, e.g. the hand-written set's `style`) adds `per_group`: n and accuracy per label.
+    """
     pred = probs.argmax(dim=1)
     conf = confusion_matrix(y_true, pred, len(teams))
     pc = per_class(conf)
@@ -53,4 +59,36 @@ def summarize(probs: Tensor, y_true: Tensor, teams: tuple[str, ...], hard: Tenso
     if hard is not None and bool(hard.any()):
         out["hard_n"] = int(hard.sum())
         out["hard_accuracy"] = pred[hard].eq(y_true[hard]).double().mean().item()
+    if groups is not None:
+        correct = pred.eq(y_true)
+        out["per_group"] = {}
+        for g in sorted(set(groups)):
+            inside = torch.tensor([x == g for x in groups])
+            out["per_group"][g] = {"n": int(inside.sum()), "accuracy": correct[inside].double().mean().item()}
     return out
+
+
+def fit_temperature(logits: Tensor, y_true: Tensor, lo: float = 0.05, hi: float = 20.0, iters: int = 100) -> float:
+    """The temperature T > 0 minimising the mean negative log-likelihood of softmax(logits / T).
+
+    The NLL is convex in 1/T, so a golden-section search over log T between `lo` and `hi` finds its minimum.
+    """
+    logits, y = logits.double(), y_true.long()
+
+    def nll(log_t: float) -> float:
+        return torch.nn.functional.cross_entropy(logits / math.exp(log_t), y).item()
+
+    a, b = math.log(lo), math.log(hi)
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = nll(c), nll(d)
+    for _ in range(iters):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = nll(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = nll(d)
+    return math.exp((a + b) / 2)

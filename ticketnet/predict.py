@@ -76,6 +76,9 @@ def format_single(router: Router, text: str) -> tuple[str, list[str]]:
         notes.append(f"note: the ticket has {enc.n_total} tokens; only the first {len(enc.ids)} were read")
     if enc.unknown == len(enc.ids):
         notes.append("note: none of the ticket's words were seen in training; the prediction is a guess")
+    found = router.assess_encoded(enc, p)
+    if found.flagged:
+        notes.append("note: unlike the training data: " + "; ".join(found.reasons))
     return "\n".join(lines), notes
 
 

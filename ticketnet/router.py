@@ -35,6 +35,53 @@ class Encoded:
     def truncated(self) -> bool:
         return self.n_total > len(self.ids)
 
+    @property
+    def unknown_words(self) -> list[str]:
+        """The word tokens (letters or digits) the vocabulary does not know, in ticket order."""
+        return [t for t, i in zip(self.tokens, self.ids) if i == 1 and _is_word(t)]
+
+    @property
+    def unknown_share(self) -> float:
+        """Share of the word tokens that are <unk> (punctuation is always known, so it is left out)."""
+        words = sum(_is_word(t) for t in self.tokens)
+        return len(self.unknown_words) / words if words else 0.0
+
+
+def _is_word(token: str) -> bool:
+    return any(c.isalnum() for c in token)
+
+
+# Used when a card predates the out-of-distribution thresholds (router.json without "ood").
+DEFAULT_OOD = {"max_unknown_share": 0.3, "min_confidence": 0.6}
+
+
+@dataclass
+class Assessment:
+    """A typed ticket's prediction and whether it looks unlike what the router was trained on."""
+
+    team: str
+    confidence: float              # calibrated probability of `team`
+    probs: list[float]             # calibrated, in the router's team order
+    unknown_share: float           # share of the word tokens the vocabulary does not know
+    unknown_words: list[str]
+    unfamiliar: bool               # unknown_share above the card's max_unknown_share
+    low_confidence: bool           # confidence below the card's min_confidence
+    truncated: bool
+
+    @property
+    def flagged(self) -> bool:
+        return self.unfamiliar or self.low_confidence
+
+    @property
+    def reasons(self) -> list[str]:
+        out = []
+        if self.unfamiliar:
+            out.append(f"{self.unknown_share:.0%} of its words are unknown to the router "
+                       f"({', '.join(self.unknown_words[:5])}{', …' if len(self.unknown_words) > 5 else ''})")
+        if self.low_confidence:
+            out.append(f"the router's confidence {self.confidence:.2f} is below its calibrated threshold")
+        return out
+
 
 @dataclass
 class Router:
@@ -61,10 +108,35 @@ class Router:
     def batch(self, encoded: list[Encoded]) -> tuple[Tensor, Tensor]:
         return pad_batch([e.ids for e in encoded])
 
+    @property
+    def temperature(self) -> float:
+        """The calibration temperature fitted on valid; it is folded into the head's weights (logits / T), so every
+        softmax of the model's logits (here, in the interpretation, the dashboard) gives calibrated probabilities."""
+        return float(self.meta.get("calibration", {}).get("temperature", 1.0))
+
+    @property
+    def ood(self) -> dict:
+        """Thresholds beyond which a typed ticket is flagged: `max_unknown_share`, `min_confidence`."""
+        return {**DEFAULT_OOD, **self.meta.get("ood", {})}
+
     @torch.inference_mode()
     def probabilities(self, ids: Tensor, is_pad: Tensor) -> Tensor:
-        """Team probabilities (B, teams) for a padded batch."""
+        """Team probabilities (B, teams) for a padded batch (calibrated: the temperature is in the head)."""
         return torch.softmax(self.model(ids, is_pad), dim=-1)
+
+    def assess_encoded(self, enc: Encoded, probs: Tensor | None = None) -> Assessment:
+        """The prediction for one encoded ticket with the out-of-distribution flags of `assess`."""
+        p = self.predict_encoded([enc])[0] if probs is None else probs
+        conf, k = p.max(dim=-1)
+        limits = self.ood
+        share = enc.unknown_share
+        return Assessment(self.teams[int(k)], float(conf), [float(x) for x in p], share, enc.unknown_words,
+                          share > limits["max_unknown_share"], float(conf) < limits["min_confidence"], enc.truncated)
+
+    def assess(self, text: str) -> Assessment:
+        """Route one ticket and say whether it is unlike the training data: too many unknown words, or a calibrated
+        confidence below the threshold recorded in router.json. Raises ValueError for a ticket with no token."""
+        return self.assess_encoded(self.encode(text))
 
     def predict_encoded(self, encoded: list[Encoded], batch_size: int = 256) -> Tensor:
         """Probabilities (len(encoded), teams); tickets are sorted by length inside so batches pad little."""

@@ -99,6 +99,23 @@ def test_a_nasty_typed_ticket_is_routed_and_every_page_shows_it(small_data, text
         assert not re.search(r"\bnan\b", _all_markdown(at)), "an undefined number reached the page as 'nan'"
 
 
+def test_a_typed_ticket_unlike_the_training_data_is_flagged_on_every_page(small_data):
+    flag = "Unlike the tickets the router was trained on"
+    at = app_test().run()
+    _type(at, "zxqv blorft quonk")
+    _ok(at)
+    for page in (None, HEADS, INTERPRETATION):
+        if page:
+            at.switch_page(page).run()
+            _ok(at)
+        warnings = [w.value for w in at.warning if flag in w.value]
+        assert warnings and "unknown to the router" in warnings[0] and "zxqv" in warnings[0]
+    at = app_test().run()
+    _type(at, "My card was charged twice for one order. Can you remove the duplicate charge?")
+    _ok(at)
+    assert not any(flag in w.value for w in at.warning)
+
+
 @pytest.mark.parametrize("text", ["", "   \n\t  ", "\u3000\u00a0\u2003\r\n", "\x00\x00", "\u200b\u200d"],
                          ids=["empty", "whitespace", "unicode_whitespace", "nul_only", "zero_width_only"])
 def test_a_blank_typed_ticket_says_so_and_keeps_the_pick(small_data, text):

@@ -73,12 +73,23 @@ def test_interpretation_wording_on_the_default_ticket(app_env):
 # -- 13. position effects ----------------------------------------------------------------------------------------------
 def test_interpretation_says_when_deletion_measures_positions(app_env):
     if not app_env.shipped:
-        pytest.skip("T-13436 is in the shipped valid split")
-    at = app_test(ticket="T-13436").run()
+        pytest.skip("T-26453 is in the shipped valid split")
+    at = app_test(ticket="T-26453").run()
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     notice = re.sub(r"\\(.)", r"\1", next(w.value for w in at.warning if "Position effect" in w.value))
-    assert "p(product)" in notice and "unk replacement" in notice
+    assert "p(returns)" in notice and "unk replacement" in notice
+
+
+# -- issue 14: the hand-written evaluation set is a fourth split ------------------------------------------------------
+def test_the_hand_written_set_is_a_split_to_pick(app_env):
+    if not app_env.shipped:
+        pytest.skip("the shipped data folder holds handwritten.csv")
+    at = app_test().run()
+    at.segmented_control(key="split").set_value("handwritten").run()
+    _ok(at)
+    table = _table(at)
+    assert len(table) == 330 and table["ticket_id"].str.fullmatch(r"H-\d{3}").all()
 
 
 # -- 10. filters survive a page change ---------------------------------------------------------------------------------
@@ -197,7 +208,7 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
     _ok(at)
     status = _markdown(at)
     assert "Head importance of the valid split: not computed yet" in status.replace("*", "")
-    assert "Each split is computed on its own: pick test or train above" in status
+    assert "Each split is computed on its own: pick test or train or handwritten above" in status
     next(b for b in at.button if b.label == "Compute head importance").click().run()
     _ok(at)
     assert calls == [(16, 40), (32, 40), (40, 40)], "a progress step per chunk of tickets"

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from ticketnet.data.synth import (
-    AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, INTENTS, MAX_TOKENS, PATTERNS, SHORT, SPLITS, generate,
-    main, to_csv, write_splits,
+    AMBIGUOUS, COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, FRAMES, INTENTS, MAX_TOKENS, PATTERNS, SHORT, SPLITS,
+    SUBINTENTS, TOPICS, generate, main, to_csv, write_splits,
 )
+from ticketnet.data.synth import generator
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import HARD_PATTERNS, TEAMS, load_split
 
@@ -122,7 +123,7 @@ def test_pattern_and_distractor_agree(rows):
 
 def test_pattern_shares(rows):
     share = {p: n / len(rows) for p, n in Counter(row["pattern"] for row in rows).items()}
-    assert 0.20 <= sum(share[p] for p in HARD_PATTERNS) <= 0.25
+    assert 0.22 <= sum(share[p] for p in HARD_PATTERNS) <= 0.28
     assert 0.02 <= share["noisy"] <= 0.03
     assert all(share[p] >= 0.03 for p in HARD_PATTERNS)
 
@@ -142,6 +143,56 @@ def test_every_template_marks_evidence_and_every_team_has_enough_intents():
         assert sum(1 for t, _, _ in INTENTS if t == team) >= 8
     assert all(t.count("[") >= 1 for _, items in SHORT for t in items)
     assert all(t.count("[") >= 1 for _, _, t in AMBIGUOUS)
+
+
+def test_every_team_has_many_sub_intents_written_in_several_ways():
+    for team in TEAMS:
+        subs = [parts for t, _, parts in SUBINTENTS if t == team]
+        assert len(subs) >= 9, team
+        # Every sub-intent can be asked for, asked about or stated in at least two of the kinds of parts.
+        assert all(sum(bool(parts.get(k)) for k in ("you", "me", "ask", "state", "direct")) >= 3 for parts in subs)
+    names = [name for _, name, _ in SUBINTENTS]
+    assert len(names) == len(set(names))
+    for _, _, parts in SUBINTENTS:
+        for kind, items in parts.items():
+            assert kind in (*FRAMES, "direct")
+            # Parts are framed whole (the frame adds the evidence marks); direct sentences bring their own.
+            assert all(("[" in t) == (kind == "direct") for t in items), (kind, items)
+    for kind, frames in FRAMES.items():
+        assert len(frames) >= 25 and all(("@" in f) != ("^" in f) for f in frames), kind
+    assert {team for team, _ in TOPICS} == set(TEAMS)
+
+
+def test_requests_read_as_questions_requests_and_statements(shipped):
+    """The framed requests reach the shipped data: indirect requests, embedded questions and bare statements."""
+    texts = [row["text"].lower() for row in shipped["train"]]
+    for phrase in ("is it possible to", "any idea", "can you tell me", "unfortunately", "how do i", "kindly"):
+        assert sum(phrase in t for t in texts) >= 30, phrase
+
+
+def test_negations_cover_every_ordered_pair_of_teams_in_both_orders():
+    rng = random.Random(0)
+    for team in TEAMS:
+        for distractor in TEAMS:
+            if team == distractor:
+                continue
+            orders = Counter()
+            for _ in range(60):
+                kinds = [kind for kind, _ in generator._negated_core(rng, team, distractor, {})]
+                orders[tuple(kinds)] += 1
+            assert orders[("negation", "request")] and orders[("request", "negation")] and orders[("request",)], \
+                (team, distractor, orders)
+
+
+def test_negated_tickets_of_every_ordered_pair_are_in_train(shipped):
+    pairs = Counter((r["team"], r["distractor"]) for r in shipped["train"] if r["pattern"] == "negated")
+    assert all(pairs[(a, b)] >= 40 for a in TEAMS for b in TEAMS if a != b), pairs
+
+
+def test_some_tickets_are_written_like_text_messages(shipped):
+    texts = [row["text"] for row in shipped["train"]]
+    texting = [t for t in texts if re.search(r"\b(u|pls|ur|thx|im)\b", t) and t == t.lower()]
+    assert 0.02 <= len(texting) / len(texts) <= 0.15
 
 
 def test_write_splits_and_main_write_loadable_files(tmp_path):

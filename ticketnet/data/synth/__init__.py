@@ -3,7 +3,7 @@
 from ticketnet.data.synth.generator import (
     COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, MAX_TOKENS, PATTERNS, SPLITS, generate, main, to_csv, write_splits,
 )
-from ticketnet.data.synth.phrases import AMBIGUOUS, INTENTS, SHORT
+from ticketnet.data.synth.phrases import AMBIGUOUS, FRAMES, INTENTS, SHORT, SUBINTENTS, TOPICS
 
-__all__ = ["AMBIGUOUS", "COLUMNS", "DEFAULT_SIZES", "FIXED_ID", "FIXED_ROW", "INTENTS", "MAX_TOKENS", "PATTERNS",
-           "SHORT", "SPLITS", "generate", "main", "to_csv", "write_splits"]
+__all__ = ["AMBIGUOUS", "COLUMNS", "DEFAULT_SIZES", "FIXED_ID", "FIXED_ROW", "FRAMES", "INTENTS", "MAX_TOKENS",
+           "PATTERNS", "SHORT", "SPLITS", "SUBINTENTS", "TOPICS", "generate", "main", "to_csv", "write_splits"]

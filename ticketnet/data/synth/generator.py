@@ -11,24 +11,32 @@ from pathlib import Path
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, CARDS, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, FILLERS, FIRST_NAMES,
-    FOLLOW_UP_LEADS, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MODELS, MONTHS, NEGATIONS, ORDER_REFS, OTHER_GOODS,
-    PARTS, PAY_METHODS, POWERED, SEEDS, SHORT, SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SURNAMES, TOWNS,
-    WEARABLES, WEEKDAYS,
+    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CONTENT_FRAMES, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, DROPPABLE, FILLERS, FIRST_NAMES,
+    FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER,
+    MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MODELS, MONTHS, NEG_AFTER,
+    NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS, NEGATIONS, ORDER_REFS, OTHER_GOODS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
+    SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEXTING, TOPICS, TOWNS, WEARABLES, WEEKDAYS,
 )
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import TEAMS
 from ticketnet.paths import SYNTH_SEED, data_dir
 
-DEFAULT_SIZES = (12000, 1500, 1500)
+DEFAULT_SIZES = (30000, 1500, 1500)
 SPLITS = ("train", "valid", "test")
 COLUMNS = ("ticket_id", "text", "team", "evidence", "pattern", "distractor")
 PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy")
 MAX_TOKENS = 200
+# Share of requests written from the sub-intent parts and frames (SUBINTENTS x FRAMES) rather than the
+# whole-sentence templates of INTENTS; and of negated tickets that set a topic aside with TOPICS.
+FRAMED_SHARE = 0.7
+TOPIC_NEGATION_SHARE = 0.6
+# Share of two-topic tickets whose second topic is a real request of the other team, marked as the minor one.
+SECONDARY_SHARE = 0.7
 
-# Pattern shares: about 23 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
-# mislabelled ones; the rest are plain single-topic tickets.
-PATTERN_WEIGHTS = (("plain", 0.745), ("negated", 0.095), ("two_topics", 0.085), ("ambiguous", 0.05),
+# Pattern shares: about 26 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
+# mislabelled ones; the rest are plain single-topic tickets. Negations get the largest hard share: twenty
+# ordered pairs of teams, each with the request before, after or joined to the topic set aside.
+PATTERN_WEIGHTS = (("plain", 0.71), ("negated", 0.125), ("two_topics", 0.10), ("ambiguous", 0.04),
                    ("noisy", 0.025))
 # Share of ambiguous rows whose label is a coin flip between the two plausible teams instead of the
 # routing convention (the template's first team).
@@ -49,6 +57,7 @@ FIXED_ROW = {
 _SLOT = re.compile(r"\{(\w+)\}")
 _WORD = re.compile(r"[A-Za-z]{4,}")
 _LOOSE_PUNCT = re.compile(r"[.,!?;:](?=\s|$)")
+_TEXT_WORD = re.compile(r"[A-Za-z']+")
 _I_WORDS = ("I", "I'm", "I've", "I'd", "I'll")
 
 # A ticket under construction: a list of (kind, segments); a segment is (text, is_evidence).
@@ -134,6 +143,7 @@ def _new_slot(name: str, ctx: dict[str, str], rng: random.Random) -> str:
         "street": lambda: rng.choice(STREETS), "house": lambda: str(rng.randint(1, 140)),
         "tracking": lambda: f"JD{rng.randint(10**9, 10**10 - 1)}",
         "serial": lambda: f"LF{rng.randint(10**6, 10**7 - 1)}",
+        "phone": lambda: rng.choice(("07", "+44 7", "07")) + f"{rng.randint(100, 999)} {rng.randint(100000, 999999)}",
     }
     return simple[name]()
 
@@ -172,8 +182,28 @@ def _table(rows: tuple, team: str) -> tuple[str, ...]:
 # Ticket bodies per pattern
 # ---------------------------------------------------------------------------------------------------
 
+def _cap(text: str) -> str:
+    """Upper-case the first letter (slots such as {product} are left alone)."""
+    return text[:1].upper() + text[1:] if text[:1].isalpha() else text
+
+
+def _framed(rng: random.Random, parts: dict, kind: str) -> str:
+    """One request sentence: a part of `kind` put into a team-neutral frame, the part marked as evidence."""
+    part = rng.choice(parts[kind])
+    if kind == "direct":
+        return part
+    frame = rng.choice(FRAMES[kind])
+    return frame.replace("^", "[" + _cap(part) + "]") if "^" in frame else frame.replace("@", "[" + part + "]")
+
+
 def _request(rng: random.Random, team: str) -> tuple[str, tuple[str, ...]]:
-    """One request template of `team` and the other templates of its intent (for a follow-up)."""
+    """One request template of `team` and other templates of its intent (for a follow-up)."""
+    if rng.random() < FRAMED_SHARE:
+        parts = rng.choice([p for t, _, p in SUBINTENTS if t == team])
+        kinds = [(k, w) for k, w in FRAME_KIND_WEIGHTS if parts.get(k)]
+        draw = lambda: _framed(rng, parts, rng.choices([k for k, _ in kinds], weights=[w for _, w in kinds])[0])
+        template = draw()
+        return template, (template, draw(), draw())
     intents = [templates for t, _, templates in INTENTS if t == team]
     templates = rng.choice(intents)
     return rng.choice(templates), templates
@@ -187,15 +217,48 @@ def _plain_core(rng, team, ctx) -> list[tuple[str, Segments]]:
     template, siblings = _request(rng, team)
     core = [("request", _fill(template, ctx, rng))]
     # Some customers raise a second, related problem for the same team.
-    if rng.random() < 0.15:
-        other = rng.choice([t for t in siblings if t != template])
+    others = [t for t in siblings if t != template]
+    if rng.random() < 0.15 and others:
+        other = rng.choice(others)
         core.append(("request", _fill(rng.choice(FOLLOW_UP_LEADS) + _decap(other), ctx, rng)))
     return core
 
 
+def _set_aside(frame: str, topic: str) -> str:
+    """A NEG_* frame with the distractor's topic in it ('^{t}': the topic capitalised)."""
+    return frame.replace("^{t}", _cap(topic)).replace("{t}", topic)
+
+
 def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
-    before, after, joins = next((b, a, j) for t, b, a, j in NEGATIONS if t == distractor)
     template, _ = _request(rng, team)
+    if rng.random() < TOPIC_NEGATION_SHARE:
+        topic = rng.choice(_table(TOPICS, distractor))
+        where = rng.choices(("before", "join", "after"), weights=(4, 3, 3))[0]
+        kind = rng.choices(("topic", "want", "content"), weights=(5, 3, 2))[0]
+        if kind != "topic":
+            # "I don't want to send it back." / "I'm happy with the delivery." beside the request.
+            if kind == "content":
+                sentence = _set_aside(rng.choice(CONTENT_FRAMES), topic)
+            else:
+                nouns, verbs = next((n, v) for t, n, v in NEG_WANTS if t == distractor)
+                frames, words = (NEG_WANT_NOUN_FRAMES, nouns) if rng.random() < 0.5 else (NEG_WANT_VERB_FRAMES, verbs)
+                sentence = rng.choice(frames).replace("{w}", rng.choice(words))
+            if where == "join":
+                joiner = rng.choice((", but ", " - ", ". ", "; "))
+                request = _decap(template) if joiner in (", but ", "; ") else template
+                return [("request", _fill(sentence.rstrip(".") + joiner + request, ctx, rng))]
+            negation = ("negation", _fill(sentence, ctx, rng))
+            request = ("request", _fill(template, ctx, rng))
+            return [negation, request] if where == "before" else [request, negation]
+        if where == "join":
+            joiner = rng.choice(NEG_JOINERS)
+            request = _decap(template) if joiner in (", but ", ", ", "; ") else template
+            return [("request", _fill(_set_aside(rng.choice(NEG_JOIN), topic) + joiner + request, ctx, rng))]
+        negation = ("negation", _fill(_set_aside(rng.choice(NEG_BEFORE if where == "before" else NEG_AFTER), topic),
+                                      ctx, rng))
+        request = ("request", _fill(template, ctx, rng))
+        return [negation, request] if where == "before" else [request, negation]
+    before, after, joins = next((b, a, j) for t, b, a, j in NEGATIONS if t == distractor)
     where = rng.choices(("before", "join", "after"), weights=(5, 3, 2))[0]
     if where == "join":
         return [("request", _fill(rng.choice(joins) + ", but " + _decap(template), ctx, rng))]
@@ -205,7 +268,24 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     return [request, ("negation", _fill(rng.choice(after), ctx, rng))]
 
 
+def _secondary_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
+    """Two requests, the other team's one marked as minor and the label's one as the main (no evidence in the minor)."""
+    template, _ = _request(rng, team)
+    minor_template, _ = _request(rng, distractor)
+    minor = [(text, False) for text, _ in _fill(minor_template, ctx, rng)]
+    if rng.random() < 0.5:
+        lead = rng.choice(MAIN_LEADS)
+        main = _fill(lead + _decap(template) if lead else template, ctx, rng)
+        minor_lead = rng.choice(MINOR_LEADS_AFTER)
+        return [("request", main), ("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]])]
+    minor_lead = rng.choice(MINOR_LEADS_BEFORE)
+    main = _fill(rng.choice(MAIN_LEADS_AFTER) + _decap(template), ctx, rng)
+    return [("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]]), ("request", main)]
+
+
 def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
+    if rng.random() < SECONDARY_SHARE:
+        return _secondary_core(rng, team, distractor, ctx)
     template, _ = _request(rng, team)
     request_segments = _fill(template, ctx, rng)
     aside = ("aside", _fill(rng.choice(_table(ASIDES, distractor)), ctx, rng))
@@ -229,8 +309,15 @@ def _draw_pattern(rng: random.Random) -> str:
 
 
 def _short_ticket(rng, team, ctx) -> list[tuple[str, Segments]]:
-    template = rng.choice(_table(SHORT, team)) + rng.choice(SHORT_TAILS)
-    return [("request", _fill(template, ctx, rng))]
+    if rng.random() < 0.5:
+        template = rng.choice(_table(SHORT, team))
+    else:
+        # A bare part of a sub-intent: "update my phone number", "the {tool} cuts out after a minute".
+        parts = rng.choice([p for t, _, p in SUBINTENTS if t == team])
+        kind = rng.choice([k for k in ("you", "me", "state", "direct") if parts.get(k)])
+        part = rng.choice(parts[kind])
+        template = part if kind == "direct" else "[" + (_cap(part) if rng.random() < 0.5 else part) + "]"
+    return [("request", _fill(template + rng.choice(SHORT_TAILS), ctx, rng))]
 
 
 def _wrap(rng, team, core, ctx, rambling: bool) -> list[tuple[str, Segments]]:
@@ -284,11 +371,34 @@ def _typo(word: str, rng: random.Random) -> str:
 
 
 def _style(rng: random.Random) -> dict:
+    texting = rng.random() < 0.08
     return {
+        "broken": rng.random() < 0.10,
         "typo_rate": rng.choices((0.0, 0.03, 0.08), weights=(60, 30, 10))[0],
-        "case": rng.choices(("as_is", "lower", "upper"), weights=(87, 10, 3))[0],
-        "strip_punct": rng.random() < 0.08,
+        "case": "lower" if texting else rng.choices(("as_is", "lower", "upper"), weights=(85, 12, 3))[0],
+        "strip_punct": texting or rng.random() < 0.08,
+        "texting": texting,
     }
+
+
+def _broken(text: str, rng: random.Random) -> str:
+    """Second-language or hurried English: articles and auxiliaries left out, negations and tenses bent."""
+    def swap(m: re.Match) -> str:
+        word = m.group()
+        if word.lower() in DROPPABLE and rng.random() < 0.5:
+            return ""
+        bent = BENT.get(word) or BENT.get(word.lower())
+        return rng.choice(bent) if bent and rng.random() < 0.7 else word
+    return re.sub(r"  +", " ", _TEXT_WORD.sub(swap, text))
+
+
+def _texting(text: str, rng: random.Random) -> str:
+    """Texting abbreviations ("you" -> "u", "please" -> "pls") for most of the words that have one."""
+    def swap(m: re.Match) -> str:
+        word = m.group()
+        short = TEXTING.get(word.lower())
+        return rng.choice(short) if short and rng.random() < 0.7 else word
+    return _TEXT_WORD.sub(swap, text)
 
 
 def _surface(text: str, is_evidence: bool, style: dict, rng: random.Random) -> str:
@@ -296,6 +406,10 @@ def _surface(text: str, is_evidence: bool, style: dict, rng: random.Random) -> s
     rate = style["typo_rate"] / 3 if is_evidence else style["typo_rate"]
     if rate:
         text = _WORD.sub(lambda m: _typo(m.group(), rng) if rng.random() < rate else m.group(), text)
+    if style.get("broken"):
+        text = _broken(text, rng)
+    if style.get("texting"):
+        text = _texting(text, rng)
     if style["strip_punct"]:
         text = _LOOSE_PUNCT.sub("", text).replace("'", "")
     if style["case"] == "lower":
