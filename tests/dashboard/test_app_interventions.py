@@ -13,7 +13,6 @@ from tests.conftest import DEFAULT_TICKET, HEADS, INTERPRETATION, app_test
 
 pytest.importorskip("streamlit.testing.v1")
 
-REDUNDANT_TICKET = "T-57253"      # two phrases that each leave the team alone but flip it deleted together
 
 
 def _ok(at) -> None:
@@ -56,6 +55,20 @@ def long_ticket(artifacts):
     rows = load_split(artifacts.data / "valid.csv")
     row = min(rows, key=lambda x: abs(len(r.encode(x["text"]).ids) - 100))
     assert len(r.encode(row["text"]).ids) > 48
+    return row
+
+
+@pytest.fixture(scope="module")
+def many_phrases_ticket(artifacts):
+    """The valid ticket with the most phrases: over the 10 that exact Shapley enumerates."""
+    from ticketnet import Router, load_split
+    from ticketnet.interpret import split_phrases
+    from ticketnet.interpret.shapley import EXACT_MAX
+
+    r = Router.load(artifacts.weights)
+    rows = load_split(artifacts.data / "valid.csv")
+    row = max(rows, key=lambda x: len(split_phrases(x["text"], len(r.encode(x["text"]).ids))))
+    assert len(split_phrases(row["text"], len(r.encode(row["text"]).ids))) > EXACT_MAX
     return row
 
 
@@ -265,18 +278,38 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     assert "change in p(payments)" in _captions(at)
 
 
-def test_a_long_ticket_gets_sampled_shapley_and_says_so(app_env, router, long_ticket):
-    at = _open(app_test(ticket=long_ticket["ticket_id"]).run(), INTERPRETATION, "open_phrases", "open_contrast")
-    _phrase_checks(at, router, long_ticket["text"], "logit_diff", "sampling")
+def test_a_ticket_of_many_phrases_gets_sampled_shapley_and_says_so(app_env, router, many_phrases_ticket):
+    at = _open(app_test(ticket=many_phrases_ticket["ticket_id"]).run(), INTERPRETATION, "open_phrases",
+               "open_contrast")
+    _phrase_checks(at, router, many_phrases_ticket["text"], "logit_diff", "sampling")
     assert "Sampled Shapley values" in _captions(at) and "64 random phrase orders" in _captions(at)
     assert sum("residual stream, " in str(c.get("title", "")) for c in _charts(at)) == 2
+
+
+def _redundant_ticket(router, rows) -> dict:
+    """The first valid ticket with two phrases that each leave the team alone but flip it deleted together."""
+    import torch
+
+    from ticketnet.interpret import phrase_deletions, redundant_pairs, split_phrases
+
+    for row in rows:
+        ids = router.encode(row["text"]).ids
+        phrases = split_phrases(row["text"], len(ids))
+        if not 2 <= len(phrases) <= 10:
+            continue
+        x = torch.tensor(ids)
+        with torch.inference_mode():
+            target = int(router.model(x[None]).argmax())
+        if len(redundant_pairs(phrase_deletions(router.model, x, phrases, target))):
+            return row
+    pytest.fail("no valid ticket has two phrases that only matter together: nothing to show the statement on")
 
 
 def test_two_phrases_that_only_matter_together_are_named(app_env, router, valid_rows):
     from ticketnet.interpret import redundant_pairs, split_phrases
 
-    row = _row(valid_rows, REDUNDANT_TICKET)
-    at = _open(app_test(ticket=REDUNDANT_TICKET).run(), INTERPRETATION, "open_phrases")
+    row = _redundant_ticket(router, valid_rows)
+    at = _open(app_test(ticket=row["ticket_id"]).run(), INTERPRETATION, "open_phrases")
     d = _phrase_checks(at, router, row["text"], "logit_diff", "exact")
     pairs = redundant_pairs(d)
     assert len(pairs)
