@@ -87,8 +87,7 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert {"100", "200"} <= set(report["split_interpretation_seconds"])
     assert report["warm_interaction"]["block_first_ms"] > 0
     cold = report["cold_start"]
-    assert cold["python -m dashboard"]["heads_page_rendered_s"] > cold["python -m dashboard"]["server_healthy_s"] > 0
-    assert cold["streamlit run"]["heads_page_rendered_s"] > 0 and cold["ratio"] > 0
+    assert cold["heads_page_rendered_s"] > cold["server_healthy_s"] > 0 and cold["repeats"] == 1
     assert report["efficient_attention"]["max_diff_vs_readable"] < 1e-5
 
 

@@ -298,10 +298,9 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
     c = cold_starts(1 if quick else 3)
     report["cold_start"] = c
-    log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(
-        f"{name}: server healthy after {c[name]['server_healthy_s']:.1f} s, Heads page drawn after "
-        f"{c[name]['heads_page_rendered_s']:.1f} s" for name in ("python -m dashboard", "streamlit run"))
-        + f" (ratio {c['ratio']:.2f}, median of {c['repeats']})"))
+    log("cold start: " + (c["skipped"] if "skipped" in c else
+                          f"server healthy after {c['server_healthy_s']:.1f} s, Heads page drawn after "
+                          f"{c['heads_page_rendered_s']:.1f} s (median of {c['repeats']})"))
     e = efficient_attention(quick)
     if e is not None:
         report["efficient_attention"] = e

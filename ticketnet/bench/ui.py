@@ -87,30 +87,19 @@ def _warm_target(at, repeats: int) -> dict:
             "teams": n}
 
 
-LAUNCHERS = {
-    "python -m dashboard": ["-m", "dashboard"],                              # what `make run` starts: preloads
-    "streamlit run": ["-m", "streamlit", "run", str(APP)],                   # the plain server
-}
-
-
 def cold_starts(repeats: int = 3, timeout: float = 60) -> dict:
-    """Cold start of each launcher, alternated `repeats` times so drift hits both: medians and their ratio."""
-    runs: dict[str, list[dict]] = {name: [] for name in LAUNCHERS}
+    """`cold_start` `repeats` times: the medians (one start is at the mercy of whatever else the machine does)."""
+    runs = []
     for _ in range(repeats):
-        for name in LAUNCHERS:
-            c = cold_start(timeout, name)
-            if "skipped" in c:
-                return c
-            runs[name].append(c)
-    out = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
-    out["repeats"] = repeats
-    out["ratio"] = out["python -m dashboard"]["heads_page_rendered_s"] / out["streamlit run"]["heads_page_rendered_s"]
-    return out
+        c = cold_start(timeout)
+        if "skipped" in c:
+            return c
+        runs.append(c)
+    return {**{k: statistics.median(r[k] for r in runs) for k in runs[0]}, "repeats": repeats}
 
 
-def cold_start(timeout: float = 60, launcher: str = "python -m dashboard") -> dict:
-    """Seconds from starting the server to the Heads page of T-65052 fully drawn in Chromium (browser started
-    first); `launcher` names one of LAUNCHERS."""
+def cold_start(timeout: float = 60) -> dict:
+    """Seconds from `streamlit run` to the Heads page of T-65052 fully drawn in Chromium (browser started first)."""
     if not CHROMIUM.is_file():
         return {"skipped": f"{CHROMIUM} not found (apt-get install -y chromium)"}
     try:
@@ -123,7 +112,7 @@ def cold_start(timeout: float = 60, launcher: str = "python -m dashboard") -> di
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1400})
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, *LAUNCHERS[launcher], "--server.port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
                                  "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
