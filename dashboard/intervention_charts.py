@@ -12,7 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts import COLUMN_PX, _cell_step, _np, cell_text_color, token_labels
+from dashboard.charts import COLUMN_PX, _cell_step, _np, cell_text_color, pattern_frame, token_labels
 from ticketnet.interpret.units import format_effect
 
 
@@ -83,11 +83,9 @@ def effect_map_chart(change, tokens: Sequence[str], unit: str = "logit_diff", ti
     """A head's effect map (n, n) on the axes of its attention heatmap: cell (query, key) = effect of cutting it."""
     c = _np(change)
     n = len(tokens)
-    if c.shape != (n, n):
-        raise ValueError(f"change must be ({n}, {n}) for {n} tokens, got {c.shape}")
+    # The same long (query, key) table as the attention heatmap's, so the two share their cells and labels.
+    df = pattern_frame(c, tokens)[["query", "key", "weight"]].rename(columns={"weight": "change"})
     labels = token_labels(tokens)
-    q, k = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    df = pd.DataFrame({"query": np.array(labels)[q.ravel()], "key": np.array(labels)[k.ravel()], "change": c.ravel()})
     step = step or _cell_step(n)
     font, overlap = _label_style(step)                      # as charts.head_heatmap labels the same cells
     return alt.Chart(df).mark_rect().encode(
@@ -105,7 +103,7 @@ def effect_map_chart(change, tokens: Sequence[str], unit: str = "logit_diff", ti
 def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff") -> alt.LayerChart:
     """Block × head grid of the change when each head is switched off on this ticket (head_ablation's table)."""
     column = f"change_{unit}"
-    _unit_title(unit)
+    _unit_title(unit)                                        # refuses an unknown unit before the column check
     if column not in table.columns:
         raise ValueError(f"the table needs a {column!r} column (from head_ablation)")
     df = table.assign(block_label=table["block"].map(lambda b: f"block {b}"),
