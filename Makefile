@@ -8,7 +8,7 @@ PORT   ?= 8501
 .PHONY: run test test-fast bench load-test chromium clean corpus-demo bench-corpus
 
 run: $(VENV)/.run-deps
-	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT)
+	$(BIN)/python -m dashboard --server.port $(PORT)
 
 test: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m pytest

@@ -296,11 +296,13 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}; first visit to block 2 "
         f"{w['block_first_ms']:.0f}), no model call; Interpretation target "
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
-    c = cold_starts(1 if quick else 3)
+    c = cold_starts(1, launchers=("python -m dashboard",)) if quick else cold_starts(3)
     report["cold_start"] = c
-    log("cold start: " + (c["skipped"] if "skipped" in c else
-                          f"server healthy after {c['server_healthy_s']:.1f} s, Heads page drawn after "
-                          f"{c['heads_page_rendered_s']:.1f} s (median of {c['repeats']})"))
+    log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(
+        f"{name} drawn after {v['page_drawn_s']:.1f} s (healthy {v['server_healthy_s']:.1f} s)"
+        for name, v in c.items() if isinstance(v, dict) and "page_drawn_s" in v)
+        + (" ; python -m dashboard / streamlit run: " + ", ".join(f"{k} {v:.2f}" for k, v in c["ratio"].items())
+           if "ratio" in c else "") + f" (median of {c['repeats']})"))
     e = efficient_attention(quick)
     if e is not None:
         report["efficient_attention"] = e

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -87,48 +88,79 @@ def _warm_target(at, repeats: int) -> dict:
             "teams": n}
 
 
-def cold_starts(repeats: int = 3, timeout: float = 60) -> dict:
-    """`cold_start` `repeats` times: the medians (one start is at the mercy of whatever else the machine does)."""
-    runs = []
+# What `make run` starts (the heavy libraries importing in a thread from the first moment) and the plain server.
+LAUNCHERS = {
+    "python -m dashboard": ["-m", "dashboard"],
+    "streamlit run": ["-m", "streamlit", "run", str(APP)],
+}
+# Page path, the heading that marks it, and how many charts it draws once complete. The Tickets page is what
+# `make run` opens; the Heads page of T-65052 is the heaviest first view (8 heatmaps and the model view).
+PAGES = {
+    "tickets": ("", "Confusion matrix", 2),
+    "heads": (f"heads?ticket={TICKET}", "Block 1: the 4 heads", 4),
+}
+# (page, disk cache): "first" starts with an empty $TICKETNET_CACHE, as on a fresh machine; "restart" with the one
+# the previous start filled (the valid split's routed table), as after stopping and starting the server again.
+SCENARIOS = (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"))
+
+
+def cold_starts(repeats: int = 3, timeout: float = 60, launchers: tuple[str, ...] = tuple(LAUNCHERS)) -> dict:
+    """Every scenario of `SCENARIOS` for every launcher, `repeats` times, the launchers alternated so that drift
+    hits both: medians per launcher and scenario ("<launcher>: <page>, <cache>"), and the launchers' ratios."""
+    import tempfile
+
+    runs: dict[str, list[dict]] = {}
     for _ in range(repeats):
-        c = cold_start(timeout)
-        if "skipped" in c:
-            return c
-        runs.append(c)
-    return {**{k: statistics.median(r[k] for r in runs) for k in runs[0]}, "repeats": repeats}
+        for launcher in launchers:
+            with tempfile.TemporaryDirectory(prefix="ticketnet-cold-") as cache:
+                for page, cached in SCENARIOS:
+                    c = cold_start(launcher, page, cache, timeout)
+                    if "skipped" in c:
+                        return c
+                    runs.setdefault(f"{launcher}: {page}, {cached}", []).append(c)
+    out: dict = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
+    if len(launchers) == 2:
+        a, b = launchers
+        out["ratio"] = {f"{page}, {cached}": out[f"{a}: {page}, {cached}"]["page_drawn_s"]
+                        / out[f"{b}: {page}, {cached}"]["page_drawn_s"] for page, cached in SCENARIOS}
+    out["repeats"] = repeats
+    return out
 
 
-def cold_start(timeout: float = 60) -> dict:
-    """Seconds from `streamlit run` to the Heads page of T-65052 fully drawn in Chromium (browser started first)."""
+def cold_start(launcher: str = "python -m dashboard", page: str = "tickets", cache: str | None = None,
+               timeout: float = 60) -> dict:
+    """Seconds from starting the server with `launcher` to `page` fully drawn in Chromium (browser started first):
+    its heading shown, every chart holding a canvas or svg, and no script run going. `cache`: $TICKETNET_CACHE."""
     if not CHROMIUM.is_file():
         return {"skipped": f"{CHROMIUM} not found (apt-get install -y chromium)"}
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return {"skipped": "playwright is not installed (pip install -r requirements-dev.txt)"}
+    path, heading, charts = PAGES[page]
+    env = {**os.environ, **({"TICKETNET_CACHE": cache} if cache else {})}
     port = free_port()
     url = f"http://localhost:{port}"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1400})
+        tab = browser.new_page(viewport={"width": 1500, "height": 1400})
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-                                 "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([sys.executable, *LAUNCHERS[launcher], "--server.port", str(port),
+                                 "--server.headless", "true"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
             wait_healthy(url, proc, timeout)
             healthy = time.perf_counter() - t0
-            page.goto(f"{url}/heads?ticket={TICKET}")
-            # Fully drawn: the heads heading is there, every chart holds a canvas or svg, and no rerun is running.
-            page.get_by_role("heading", name="Block 1: the 4 heads").wait_for(timeout=timeout * 1000)
-            page.wait_for_function(
-                "() => { const c = [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')];"
-                " return c.length >= 4 && c.every(e => e.querySelector('canvas, svg')) &&"
+            tab.goto(f"{url}/{path}")
+            tab.get_by_role("heading", name=heading).wait_for(timeout=timeout * 1000)
+            tab.wait_for_function(
+                "n => { const c = [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')];"
+                " return c.length >= n && c.every(e => e.querySelector('canvas, svg')) &&"
                 " !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]'); }",
-                timeout=timeout * 1000)
-            rendered = time.perf_counter() - t0
+                arg=charts, timeout=timeout * 1000)
+            drawn = time.perf_counter() - t0
         finally:
             proc.terminate()
             proc.wait(timeout=10)
             browser.close()
-    return {"server_healthy_s": healthy, "heads_page_rendered_s": rendered}
+    return {"server_healthy_s": healthy, "page_drawn_s": drawn}

@@ -1,0 +1,37 @@
+"""`python -m dashboard [streamlit options]`: the Streamlit server, with the heavy libraries importing as it starts."""
+
+# A cold start spends most of the first script run importing torch, pandas and altair (about 1.9 s on the 2-core
+# machine) after the browser has connected. Starting those imports in a thread as the process starts overlaps them
+# with the server's own start-up and with the browser fetching the frontend; the first script run then finds them
+# in sys.modules (or waits on the import lock for the rest). Measured side by side by `python -m ticketnet bench`
+# (cold start, both launchers alternated). An earlier version waited for the server to listen before importing and
+# gained nothing: the browser's frontend load alone was too short to hide the imports behind.
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+# Not ticketnet.paths: importing the ticketnet package imports torch, which the main thread must not wait for.
+APP = Path(__file__).resolve().parent / "app.py"
+
+
+def _preload() -> None:
+    # Third-party libraries only: they never import the dashboard's modules, so the script thread, which may be
+    # importing those at the same moment, can wait on these imports' locks but never form a cycle with them.
+    import torch  # noqa: F401
+    import pandas  # noqa: F401
+    import altair  # noqa: F401
+
+
+def main(argv: list[str] | None = None) -> int:
+    from streamlit.web import cli
+
+    threading.Thread(target=_preload, name="ticketnet-preload", daemon=True).start()
+    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
