@@ -216,9 +216,10 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
     _ok(at)
     assert "Head importance of the valid split: computed" in _markdown(at).replace("*", "")
     stored = sorted(p.name.split("-w")[0] for p in (private_cache / "splits").glob("*.parquet"))
-    assert stored == ["heads-valid", "interpret-valid"]
+    assert stored == ["heads-valid", "interpret-valid", "routed-valid"], "the routed split is kept on disk too"
 
     loading._split_store.clear()                           # what a server restart forgets
+    monkeypatch.setattr(loading, "_route_split", lambda split: pytest.fail(f"{split} was routed again"))
     again = app_test().run()
     _ok(again)
     assert "disagreement" in _table(again).columns, "the split interpretation came back from disk"

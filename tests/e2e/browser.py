@@ -31,8 +31,9 @@ def require_chromium() -> None:
 
 
 def server_command(port: int, bare: bool = False) -> list[str]:
-    """`streamlit run` on `port`; `bare` passes nothing else, so every setting comes from .streamlit/config.toml."""
-    command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port)]
+    """What `make run` starts (`python -m dashboard`: `streamlit run` with the heavy imports in a thread) on `port`;
+    `bare` passes nothing else, so every setting comes from .streamlit/config.toml."""
+    command = [sys.executable, "-m", "dashboard", "--server.port", str(port)]
     if bare:
         return command
     return [*command, "--server.headless", "true", "--server.address", "localhost",

@@ -33,6 +33,7 @@ PAGES = [
     ("formula", "The formula", 1),                # one section at a time; the first has one chart
     ("verification", "Verification", 0),
     ("cost", "Cost", 0),
+    ("corpus", "Corpus", 0),                      # no scan in a fresh cache: the page offers to make one
 ]
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 

@@ -48,10 +48,10 @@ def test_every_page_renders_with_the_network_cut(small_data, tmp_path):
         pytest.skip(reason)
     # small_data points TICKETNET_DATA at 40-ticket splits (and TICKETNET_WEIGHTS at the router); the walk inherits it.
     proc = subprocess.run(["unshare", "--net", "sh", "-c", NO_NETWORK, sys.executable, "-m", "tests.e2e.offline_walk",
-                           str(tmp_path)], cwd=ROOT, env=os.environ.copy(), capture_output=True, text=True,
-                          timeout=240)
+                           str(tmp_path)], cwd=ROOT, env={**os.environ, "TICKETNET_SCANS": str(tmp_path / "scans")},
+                          capture_output=True, text=True, timeout=240)
     report = f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-3000:]}"
     assert proc.returncode == 0, report
-    for title in ("Tickets", "Heads", "Interpretation", "The formula", "Verification", "Cost"):
+    for title in ("Tickets", "Heads", "Interpretation", "The formula", "Verification", "Cost", "Corpus"):
         assert title in proc.stdout, report
     assert ", 0 for other hosts" in proc.stdout, report

@@ -1,12 +1,13 @@
 """No way in: script injection through the typed ticket, and the server's own settings, in a real browser.
 
-The server is started exactly as `make run` starts it (`streamlit run dashboard/app.py --server.port N`, no other
-flag), so what is checked is .streamlit/config.toml, not a test's command line:
+The server is started exactly as `make run` starts it (`python -m dashboard --server.port N`, no other flag), so
+what is checked is .streamlit/config.toml, not a test's command line:
 
 * typed tickets carrying <script>, <img onerror>, <svg onload> and javascript: links are routed and every page is
   visited; no dialog opens, no handler runs (a canary global stays unset), no injected element or javascript: link
   appears in the DOM, and the payload is on the page as plain text;
-* the same payload arriving in the URL (`?ticket=custom&text=...`) is equally inert;
+* the same payload arriving in the URL (`?ticket=custom&text=...`) is equally inert, and so is a corpus scan of
+  tickets carrying it (an analyst's upload), opened on the Corpus page with a ticket picked from it;
 * the server listens on loopback only (the kernel's socket table, and a connection to the machine's own
   non-loopback address is refused); XSRF protection is on (the cookie is set, a state-changing request without
   the token gets 403); the browser never asks for anything outside the server (no usage statistics, no CDN).
@@ -128,6 +129,61 @@ def test_an_injection_ticket_in_the_url_is_inert(server, browser_page):
         no_exception(pg)
         _plain_text_shown(pg, URL_PAYLOAD)
         _inert(pg, dialogs, f"/{page} from a link")
+
+
+def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_path):
+    """An uploaded ticket file is user text too: scanned, listed, filtered and picked on the Corpus page."""
+    from ticketnet.corpus.engine import run_scan
+
+    lines = PAYLOAD.splitlines() + [URL_PAYLOAD]
+    csv = tmp_path / "injected.csv"
+    csv.write_text("ticket_id,text\n" + "".join(f'X-{i},"{line.replace(chr(34), chr(34) * 2)}"\n'
+                                                for i, line in enumerate(lines)), encoding="utf-8")
+    run_scan(csv, tmp_path / "scans" / "injected", level="effects", scheduler="synchronous",
+             weights=artifacts.weights)
+    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
+           "TICKETNET_SCANS": str(tmp_path / "scans")}
+    with streamlit_server(env, tmp_path / "server.log", bare=True) as (url, _), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1500, "height": 2400})
+        pg = context.new_page()
+        pg.set_default_timeout(WAIT_MS)
+        dialogs: list[str] = []
+        requests: list[str] = []
+        pg.on("dialog", lambda d: (dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
+        context.on("request", lambda r: requests.append(r.url))
+        pg.goto(f"{url}/corpus")
+        settle(pg)
+        no_exception(pg)
+        pg.get_by_text(f"{len(lines)} of {len(lines)} tickets match", exact=False).first.wait_for()
+        _inert(pg, dialogs, "Corpus")
+        word = pg.get_by_role("textbox", name="Contains the word")
+        word.fill("script")
+        word.press("Enter")
+        settle(pg)
+        no_exception(pg)
+        _inert(pg, dialogs, "Corpus, filtered by a word of the payload")
+        word.fill("")
+        word.press("Enter")
+        settle(pg)
+        grid = pg.locator('[data-testid="stDataFrame"]').last        # the tickets (the token table comes first)
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)            # the first row's selection cell
+        pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
+        settle(pg)
+        no_exception(pg)
+        _inert(pg, dialogs, "Corpus, a ticket picked")
+        for name in PAGES:
+            pg.locator('[data-testid="stSidebarNav"] a', has_text=name).click()
+            settle(pg)
+            no_exception(pg)
+            _inert(pg, dialogs, f"{name}, the corpus ticket")
+        outside = [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("localhost", "127.0.0.1")
+                   and not u.startswith(("data:", "blob:"))]
+        assert outside == [], f"the Corpus page asked other hosts: {outside[:10]}"
+        context.close()
+        browser.close()
 
 
 def test_the_browser_asks_nothing_of_any_other_host(server, browser_page):
