@@ -88,6 +88,7 @@ def _run_synchronous(parts: list[Partition], level: str, out: Path, weights: Pat
 def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Path, sha256: str,
                      scheduler: str | None, workers: int | None, done: Callable[[dict], None],
                      log: Callable[[str], None], run: dict) -> None:
+    import dask
     from distributed import Client, LocalCluster, as_completed
 
     from ticketnet.corpus.cluster import RouterPlugin, run_partition
@@ -101,8 +102,12 @@ def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Pat
         else:
             n = workers or os.cpu_count() or 1
             log(f"starting a local Dask cluster: {n} worker process(es), one torch thread each")
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=40)
+            # The workers' statistical profiler samples the task thread's stack every 10 ms for Dask's dashboard,
+            # which a local scan does not start; on a machine with one core per worker that sampling takes from the
+            # scan itself. The nannies hand this setting to the worker processes they start.
+            with dask.config.set({"distributed.worker.profile.enabled": False}):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=40)
             client = Client(cluster)
         client.register_plugin(RouterPlugin(str(weights), sha256))
         run["workers"], run["ready"] = len(client.scheduler_info()["workers"]), time.perf_counter()
