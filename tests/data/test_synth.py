@@ -123,7 +123,7 @@ def test_pattern_and_distractor_agree(rows):
 
 def test_pattern_shares(rows):
     share = {p: n / len(rows) for p, n in Counter(row["pattern"] for row in rows).items()}
-    assert 0.22 <= sum(share[p] for p in HARD_PATTERNS) <= 0.28
+    assert 0.31 <= sum(share[p] for p in HARD_PATTERNS) <= 0.38
     assert 0.02 <= share["noisy"] <= 0.03
     assert all(share[p] >= 0.03 for p in HARD_PATTERNS)
 

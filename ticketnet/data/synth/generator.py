@@ -11,17 +11,19 @@ from pathlib import Path
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CONTENT_FRAMES, CLOSINGS, CODES, COLOURS, COURIERS, DETAILS, DROPPABLE, FILLERS, FIRST_NAMES,
-    FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER,
-    MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MODELS, MONTHS, NEG_AFTER,
-    NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS, NEGATIONS, ORDER_REFS, OTHER_GOODS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
-    SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEXTING, TOPICS, TOWNS, WEARABLES, WEEKDAYS,
+    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CLOSINGS, CODES, COLOURS, CONTENT_FRAMES, COURIERS, DETAILS,
+    DROPPABLE, FILLERS, FIRST_NAMES, FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS,
+    MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MINOR_TAILS, MODELS, MONTHS,
+    NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS, NEGATIONS,
+    ORDER_REFS, OTHER_GOODS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
+    SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEAM_WORD_FRAMES, TEAM_WORDS, TEXTING, TOPICS,
+    TOWNS, WEARABLES, WEEKDAYS,
 )
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import TEAMS
 from ticketnet.paths import SYNTH_SEED, data_dir
 
-DEFAULT_SIZES = (30000, 1500, 1500)
+DEFAULT_SIZES = (60000, 1500, 1500)
 SPLITS = ("train", "valid", "test")
 COLUMNS = ("ticket_id", "text", "team", "evidence", "pattern", "distractor")
 PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy")
@@ -33,10 +35,10 @@ TOPIC_NEGATION_SHARE = 0.6
 # Share of two-topic tickets whose second topic is a real request of the other team, marked as the minor one.
 SECONDARY_SHARE = 0.7
 
-# Pattern shares: about 26 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
+# Pattern shares: about 34.5 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
 # mislabelled ones; the rest are plain single-topic tickets. Negations get the largest hard share: twenty
 # ordered pairs of teams, each with the request before, after or joined to the topic set aside.
-PATTERN_WEIGHTS = (("plain", 0.71), ("negated", 0.125), ("two_topics", 0.10), ("ambiguous", 0.04),
+PATTERN_WEIGHTS = (("plain", 0.63), ("negated", 0.155), ("two_topics", 0.15), ("ambiguous", 0.04),
                    ("noisy", 0.025))
 # Share of ambiguous rows whose label is a coin flip between the two plausible teams instead of the
 # routing convention (the template's first team).
@@ -233,12 +235,26 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     template, _ = _request(rng, team)
     if rng.random() < TOPIC_NEGATION_SHARE:
         topic = rng.choice(_table(TOPICS, distractor))
-        where = rng.choices(("before", "join", "after"), weights=(4, 3, 3))[0]
-        kind = rng.choices(("topic", "want", "content"), weights=(5, 3, 2))[0]
+        where = rng.choices(("before", "join", "after"), weights=(3, 2, 5))[0]
+        kind = rng.choices(("topic", "want", "content", "team", "pair"), weights=(5, 3, 2, 2, 2))[0]
         if kind != "topic":
-            # "I don't want to send it back." / "I'm happy with the delivery." beside the request.
+            # "I don't want to send it back." / "I'm happy with the delivery." / "Not a product question." /
+            # "I'm happy with the price and the delivery." beside the request.
             if kind == "content":
                 sentence = _set_aside(rng.choice(CONTENT_FRAMES), topic)
+            elif kind == "team":
+                words = next(w for t, w in TEAM_WORDS if t == distractor)
+                sentence = rng.choice(TEAM_WORD_FRAMES).replace("{w}", rng.choice(words))
+            elif kind == "pair":
+                third = rng.choice([t for t in TEAMS if t not in (team, distractor)])
+                first, second = (distractor, third) if rng.random() < 0.5 else (third, distractor)
+                if rng.random() < 0.6:
+                    sentence = _set_aside(rng.choice(PAIR_FRAMES), rng.choice(_table(TOPICS, first)))
+                    sentence = sentence.replace("{t2}", rng.choice(_table(TOPICS, second)))
+                else:
+                    wants = {t: n for t, n, _ in NEG_WANTS}
+                    sentence = (rng.choice(PAIR_WANT_FRAMES).replace("{w}", rng.choice(wants[first]))
+                                .replace("{w2}", rng.choice(wants[second])))
             else:
                 nouns, verbs = next((n, v) for t, n, v in NEG_WANTS if t == distractor)
                 frames, words = (NEG_WANT_NOUN_FRAMES, nouns) if rng.random() < 0.5 else (NEG_WANT_VERB_FRAMES, verbs)
@@ -259,7 +275,7 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
         request = ("request", _fill(template, ctx, rng))
         return [negation, request] if where == "before" else [request, negation]
     before, after, joins = next((b, a, j) for t, b, a, j in NEGATIONS if t == distractor)
-    where = rng.choices(("before", "join", "after"), weights=(5, 3, 2))[0]
+    where = rng.choices(("before", "join", "after"), weights=(3, 2, 5))[0]
     if where == "join":
         return [("request", _fill(rng.choice(joins) + ", but " + _decap(template), ctx, rng))]
     request = ("request", _fill(template, ctx, rng))
@@ -268,12 +284,28 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     return [request, ("negation", _fill(rng.choice(after), ctx, rng))]
 
 
+def _soften(segments: Segments, tail: str) -> Segments:
+    """`segments` with a softener put before their final punctuation ("..., but that can wait.")."""
+    if not tail:
+        return segments
+    text, flag = segments[-1]
+    body = text.rstrip(" .!?")
+    end = "?" if text.rstrip().endswith("?") and not tail.startswith((",", " but", " -")) else "."
+    return [*segments[:-1], (body + tail + end, flag)]
+
+
 def _secondary_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     """Two requests, the other team's one marked as minor and the label's one as the main (no evidence in the minor)."""
     template, _ = _request(rng, team)
     minor_template, _ = _request(rng, distractor)
-    minor = [(text, False) for text, _ in _fill(minor_template, ctx, rng)]
-    if rng.random() < 0.5:
+    minor = _soften([(text, False) for text, _ in _fill(minor_template, ctx, rng)], rng.choice(MINOR_TAILS))
+    if rng.random() < 0.2:
+        # "The big one: ... The small one: ...", in either order.
+        main_lead, minor_lead = rng.choice(PAIRED_LEADS)
+        main = ("request", _fill(main_lead + _decap(template), ctx, rng))
+        aside = ("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]])
+        return [main, aside] if rng.random() < 0.7 else [aside, main]
+    if rng.random() < 0.6:
         lead = rng.choice(MAIN_LEADS)
         main = _fill(lead + _decap(template) if lead else template, ctx, rng)
         minor_lead = rng.choice(MINOR_LEADS_AFTER)
@@ -289,12 +321,15 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     template, _ = _request(rng, team)
     request_segments = _fill(template, ctx, rng)
     aside = ("aside", _fill(rng.choice(_table(ASIDES, distractor)), ctx, rng))
-    if rng.random() < 0.7:
+    if rng.random() < 0.5:
         lead = rng.choice(ASIDE_LEADS)
         if lead:
             request_segments = _fill(lead + _decap(template), ctx, rng)
         return [aside, ("request", request_segments)]
-    return [("request", request_segments), ("aside", [("Also, " + _decap(aside[1][0][0]), False)])]
+    lead = rng.choice(("Also, ", "Also, ", "By the way, ", "Oh and ", "Separately, ", "Unrelated, but ", "P.S. ",
+                       "The other thing is that ", "Also "))
+    aside_segments = _soften([(lead + _decap(aside[1][0][0]), False)], rng.choice(MINOR_TAILS))
+    return [("request", request_segments), ("aside", aside_segments)]
 
 
 def _ambiguous_core(rng, ctx) -> tuple[str, str, list[tuple[str, Segments]]]:
@@ -335,7 +370,12 @@ def _wrap(rng, team, core, ctx, rambling: bool) -> list[tuple[str, Segments]]:
     parts = []
     if rng.random() < 0.6:
         parts.append(sentence("greeting", rng.choice(GREETINGS)))
-    parts += fillers[:split] + core + details + fillers[split:]
+    # Details (team-leaning context, no evidence) mostly follow the request, sometimes lead up to it: were they always
+    # last, the end of a ticket would tell its team, and a router learns to trust whatever comes last.
+    if rng.random() < 0.35:
+        parts += fillers[:split] + details + core + fillers[split:]
+    else:
+        parts += fillers[:split] + core + details + fillers[split:]
     if rng.random() < 0.35:
         parts.append(sentence("closing", rng.choice(CLOSINGS)))
     if rng.random() < 0.5:

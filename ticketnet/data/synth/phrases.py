@@ -1251,7 +1251,26 @@ NEG_WANT_VERB_FRAMES = ("I don't want to {w}.", "I'm not trying to {w}.", "No ne
                         "Please don't {w}.", "I'm not looking to {w}.", "I have no wish to {w}.")
 # Contentment with another team's side: "I'm happy with the delivery."
 CONTENT_FRAMES = ("I'm happy with {t}.", "^{t} was great.", "No complaints about {t}.", "^{t} is sorted.",
-                  "I'm fine with {t}.", "^{t} went smoothly.", "All good with {t}.")
+                  "I'm fine with {t}.", "^{t} went smoothly.", "All good with {t}.", "No fault with {t} at all.",
+                  "I know {t} is fine.", "^{t} is not a problem.", "I've no issue with {t}.", "^{t} was perfect.")
+
+# A team named by the kind of question it answers: "Not a product question."
+TEAM_WORDS = (
+    ("payments", ("payment", "billing", "card payment", "money", "charge")),
+    ("delivery", ("delivery", "shipping", "courier", "tracking", "parcel")),
+    ("returns", ("returns", "return", "exchange", "send-back")),
+    ("product", ("product", "technical", "warranty", "quality", "how-to")),
+    ("account", ("account", "login", "password", "membership", "sign-in")),
+)
+TEAM_WORD_FRAMES = ("Not a {w} question.", "This isn't a {w} issue.", "It's not a {w} problem.", "No {w} issue here.",
+                    "Not a {w} query.", "This is not {w} related.", "It's not really a {w} thing.",
+                    "Not a {w} complaint.", "I don't have a {w} problem.", "nothing {w} related")
+# Two other teams' topics set aside at once: "I'm happy with the price and the delivery."
+PAIR_FRAMES = ("I'm happy with {t} and {t2}.", "It's not about {t} or {t2}.", "Nothing to do with {t} or {t2}.",
+               "No problem with {t} or {t2}.", "Not asking about {t} or {t2}.", "^{t} and {t2} are both fine.",
+               "I'm not writing about {t} or {t2}.", "Forget {t} and {t2}.", "I have no complaint about {t} or {t2}.")
+PAIR_WANT_FRAMES = ("I don't want {w} or {w2}.", "I'm not asking for {w} or {w2}.", "No need for {w} or {w2}.",
+                    "Not after {w} or {w2}.")
 
 # Sentences around a request that set another team's topic aside; {t} is a topic of that team.
 NEG_BEFORE = (
@@ -1260,6 +1279,8 @@ NEG_BEFORE = (
     "It is not regarding {t}.", "not about {t}", "Please note this isn't about {t}.", "^{t} is fine, no problem there.",
     "I'm not asking about {t}.", "^{t} was not the problem.", "Not {t} this time.", "Nothing wrong with {t}.",
     "This has nothing to do with {t}.", "I don't have a problem with {t}.", "My question is not about {t}.",
+    "I wasn't asking about {t}.", "I'm not complaining about {t}.", "Leaving {t} aside.", "Not {t}, that's fine.",
+    "It is not to do with {t}.", "^{t} is ok.", "Not writing about {t} at all.", "Ignore {t} for a moment.",
 )
 NEG_AFTER = (
     "This is not about {t}.", "(Not about {t}.)", "Nothing to do with {t} by the way.", "^{t} was fine.",
@@ -1287,18 +1308,45 @@ TEXTING = {
 # Two requests in one ticket, one marked as the main one (it decides the team) and the other as minor.
 MAIN_LEADS = ("", "", "Mainly, ", "The main thing: ", "Most importantly, ", "First and most urgent: ",
               "The urgent thing is this: ", "My main question: ", "Priority: ", "Top of my list: ", "Most of all, ",
-              "The important bit: ", "Key issue: ", "Number one: ", "Main problem - ", "1) ")
+              "The important bit: ", "Key issue: ", "Number one: ", "Main problem - ", "1) ", "Mostly, ",
+              "Above all, ", "Please, most importantly, ", "The main problem: ", "The pressing matter: ",
+              "What I need most: ", "First things first: ", "Most urgently, ", "My main concern: ", "Primarily, ",
+              "The real issue: ", "Urgent: ", "Mainly I'm writing because ", "The big thing: ",
+              "What I'm really after: ", "Main reason for writing - ", "most important: ", "mainly ")
 MAIN_LEADS_AFTER = ("But the urgent thing: ", "Mainly though, ", "What I really need: ", "More importantly, ",
                     "The main reason I'm writing: ", "But mostly, ", "Anyway, the real problem: ",
                     "The priority though: ", "What matters most: ", "My real question: ", "But first of all, ",
-                    "The thing I need sorted today: ")
+                    "The thing I need sorted today: ", "But above all, ", "But the main thing is this: ",
+                    "Mostly though, ", "The pressing matter is this: ", "What I actually need: ",
+                    "The bigger problem: ", "But my real reason for writing: ", "More urgently, ",
+                    "but mainly ", "The important one: ")
 MINOR_LEADS_AFTER = ("Less important, but ", "Not urgent, but ", "Minor thing: ", "Also, when you have a moment, ",
                      "P.S. ", "Small thing too: ", "Oh and, no rush, ", "Separately (not urgent), ", "Secondly, ",
                      "Less pressing: ", "Lower priority: ", "A side note: ", "Unrelated, but ", "2) ",
-                     "And another small thing, ", "Whenever you get a chance, ")
+                     "And another small thing, ", "Whenever you get a chance, ", "By the way, ", "Also, ",
+                     "The other thing is ", "The minor thing: ", "Oh, and ", "Incidentally, ", "On a separate note, ",
+                     "As an aside, ", "BTW ", "One more, less important, thing: ", "Also - ", "And separately, ",
+                     "Much less important: ", "btw ", "also ")
 MINOR_LEADS_BEFORE = ("Small thing first: ", "Not urgent, but ", "A minor point: ", "Before I forget, ",
                       "Quick aside: ", "One little thing: ", "A side note before the main thing: ", "Low priority: ",
-                      "Something small: ", "Unrelated, but ")
+                      "Something small: ", "Unrelated, but ", "First a small thing: ", "By the way, ",
+                      "Not the main thing, but ", "Before the real question: ", "Minor one first: ",
+                      "Quick one that can wait: ")
+# Matching pairs of markers: the main request after the first, the minor one after the second.
+PAIRED_LEADS = (
+    ("The big one: ", "The small one: "), ("Most pressing: ", "Less pressing: "), ("Primary: ", "Secondary: "),
+    ("Urgent: ", "Not urgent: "), ("First, and most important: ", "Second, and whenever: "),
+    ("Main issue - ", "Minor issue - "), ("Important: ", "Less important: "), ("1. (urgent) ", "2. (can wait) "),
+    ("My main question: ", "A smaller one: "), ("The main thing: ", "The other thing: "),
+    ("Priority one: ", "Low priority: "), ("What I need today: ", "What can wait: "),
+    ("The real problem: ", "A side issue: "), ("Number one: ", "Number two, not urgent: "),
+)
+# Softeners after the minor request ("..., but that can wait"): they mark it as the lesser topic from behind.
+MINOR_TAILS = ("", "", "", ", no rush", " but that can wait", ", but whatever", " but I'll live with it",
+               ", not urgent", " - low priority", " but it's not important", ", but I'll check that myself first",
+               " but not yet", ", whenever", " (not urgent)", ", but that's a minor thing", ", no big deal",
+               ", no hurry", " but that's for later", ", but it can wait a week", " - not a priority",
+               ", but only if you have time", " but don't worry about that for now", ", though that's minor")
 
 # Words a share of tickets leaves out or bends, as people do who write English as a second language or in a hurry
 # ("i not receive code", "mower blade not turn").
@@ -1307,3 +1355,15 @@ BENT = {"didn't": ("not", "no"), "doesn't": ("not",), "haven't": ("not", "no"), 
         "won't": ("not", "no"), "isn't": ("not",), "can't": ("cannot", "can not", "not can"), "don't": ("not",),
         "received": ("receive", "recieve"), "arrived": ("arrive", "come"), "wasn't": ("not",), "aren't": ("not",),
         "I'm": ("I am",), "I've": ("I have",), "I'd": ("I want",), "it's": ("is",)}
+
+# ---------------------------------------------------------------------------------------------------
+# The per-team phrasebook modules add to the tables above (more sub-intents and more ways to write each).
+# ---------------------------------------------------------------------------------------------------
+from ticketnet.data.synth import phrasebook as _phrasebook  # (after the tables above: no cycle)
+
+SUBINTENTS = _phrasebook.extend_subintents(SUBINTENTS)
+SHORT = _phrasebook.extend_table(SHORT, "SHORT")
+ASIDES = _phrasebook.extend_table(ASIDES, "ASIDES")
+TOPICS = _phrasebook.extend_table(TOPICS, "TOPICS")
+DETAILS = _phrasebook.extend_table(DETAILS, "DETAILS")
+NEG_WANTS = _phrasebook.extend_wants(NEG_WANTS)
