@@ -1,8 +1,8 @@
 """ticketnet dashboard: what did the router look at, and did that matter?"""
 
-# Run from the repository root:
+# Run from the repository root (`make run` does this):
 #
-#     streamlit run dashboard/app.py
+#     python -m dashboard          # `streamlit run dashboard/app.py`, with torch, pandas and altair importing early
 #
 # Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
 # head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,

@@ -279,7 +279,9 @@ def bands_chart(patterns, tokens: Sequence[str]) -> alt.Chart:
 
 
 def _band_step(n: int) -> float:
-    return _cell_step(n, room=COLUMN_PX - 150, lo=2.0, hi=24.0)     # head names left, legend right
+    # Head names left, the legend and its title right (about 170 px); no floor above what the longest ticket
+    # (max_len = 256 tokens) can have, or a ticket of 185 tokens or more pushed the legend past the column.
+    return _cell_step(n, room=COLUMN_PX - 170, lo=1.0, hi=24.0)
 
 
 def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:

@@ -230,6 +230,15 @@ def test_bands_chart_is_mean_received_weight_per_head():
     assert sum(v for (h, _), v in got.items() if h == "head 3") == pytest.approx(1.0, abs=1e-5)
 
 
+@pytest.mark.parametrize("n", [30, 185, 195, 256])
+def test_bands_chart_leaves_room_for_its_legend_at_every_length(n):
+    # A 195-token ticket's bands ran 20 px past a 1000 px wide page's column: the cells had a 2 px floor.
+    tokens = [f"w{i}" for i in range(n)]
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.bands_chart(_patterns(n=n)[0], tokens).to_dict()
+    assert spec["width"]["step"] * n <= charts.COLUMN_PX - 170
+
+
 def test_model_view_small_multiples_every_block_and_head():
     P = _patterns()
     spec = charts.model_view(P, TOKENS).to_dict()

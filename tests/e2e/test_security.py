@@ -131,10 +131,12 @@ def test_an_injection_ticket_in_the_url_is_inert(server, browser_page):
         _inert(pg, dialogs, f"/{page} from a link")
 
 
-def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_path):
-    """An uploaded ticket file is user text too: scanned, listed, filtered and picked on the Corpus page."""
+def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_path, browser_page):
+    """An uploaded ticket file is user text too: scanned, listed, filtered and picked on the Corpus page (a server of
+    its own, with the scan in its $TICKETNET_SCANS; the module's browser, which records dialogs and requests)."""
     from ticketnet.corpus.engine import run_scan
 
+    pg, dialogs, requests = browser_page
     lines = PAYLOAD.splitlines() + [URL_PAYLOAD]
     csv = tmp_path / "injected.csv"
     csv.write_text("ticket_id,text\n" + "".join(f'X-{i},"{line.replace(chr(34), chr(34) * 2)}"\n'
@@ -143,15 +145,7 @@ def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_
              weights=artifacts.weights)
     env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
            "TICKETNET_SCANS": str(tmp_path / "scans")}
-    with streamlit_server(env, tmp_path / "server.log", bare=True) as (url, _), sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 2400})
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT_MS)
-        dialogs: list[str] = []
-        requests: list[str] = []
-        pg.on("dialog", lambda d: (dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
-        context.on("request", lambda r: requests.append(r.url))
+    with streamlit_server(env, tmp_path / "server.log", bare=True) as (url, _):
         pg.goto(f"{url}/corpus")
         settle(pg)
         no_exception(pg)
@@ -179,11 +173,9 @@ def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_
             settle(pg)
             no_exception(pg)
             _inert(pg, dialogs, f"{name}, the corpus ticket")
-        outside = [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("localhost", "127.0.0.1")
-                   and not u.startswith(("data:", "blob:"))]
-        assert outside == [], f"the Corpus page asked other hosts: {outside[:10]}"
-        context.close()
-        browser.close()
+    outside = [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("localhost", "127.0.0.1")
+               and not u.startswith(("data:", "blob:"))]
+    assert outside == [], f"the Corpus page asked other hosts: {outside[:10]}"
 
 
 def test_the_browser_asks_nothing_of_any_other_host(server, browser_page):
