@@ -168,12 +168,14 @@ def split_table(split: str) -> pd.DataFrame:
     router()
     # Kept on disk like the split-wide results, keyed by the weights' and the data's hashes: routing the 1,500
     # tickets of the first page is most of a restart's script run once the imports are done.
+    # One table is shared by every session: each gets its own copy to filter and sort (as st.cache_data gave).
     done = _stored(split, "routed")
     if done is not None:
-        return done
+        return done.copy()
     try:
-        with st.spinner("Routing every ticket of the split…"):
-            return _keep(split, "routed", _route_split(split))
+        with _split_store().lock, st.spinner("Routing every ticket of the split…"):
+            done = _stored(split, "routed")                # another session may have routed it meanwhile
+            return (done if done is not None else _keep(split, "routed", _route_split(split))).copy()
     except ValueError as exc:                          # a ticket with no token at all
         fail(f"The {split} split could not be routed.", str(exc), "Fix or remove that ticket, then reload.")
 

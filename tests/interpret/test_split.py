@@ -26,6 +26,19 @@ def test_interpret_split_matches_the_single_ticket_view():
     assert df.loc[0, "comprehensiveness rollout"] == pytest.approx(comp, abs=1e-6)
 
 
+def test_groups_bounded_by_cells_give_the_same_numbers_and_progress_per_group():
+    router = make_router()
+    rows = [{"ticket_id": f"t{i}", "text": " ".join(f"w{(i * 7 + k) % 40 + 2}" for k in range(3 + 4 * i))}
+            for i in range(6)]                               # 3 to 23 tokens
+    whole = interpret_split(router, rows)
+    seen = []
+    small = interpret_split(router, rows, progress=lambda done, total: seen.append(done), group_cells=2 * 15 * 15)
+    # 3, 7 and 11 tokens together (3 · 11² = 363 ≤ 450 cells), then 15, 19 and 23 one by one.
+    assert seen == [3, 4, 5, 6]
+    numbers = [c for c in whole.columns if c.startswith(("tau", "comprehensiveness", "sufficiency", "disagreement"))]
+    assert (small[numbers] - whole[numbers]).abs().max().max() <= 1e-6
+
+
 def test_interpret_split_refuses_bad_targets():
     with pytest.raises(ValueError):
         interpret_split(make_router(), [{"ticket_id": "a", "text": "w3 w4"}], target="label")

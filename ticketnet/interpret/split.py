@@ -20,6 +20,12 @@ from ticketnet.nn.lens import run_with_cache, stack_blocks
 from ticketnet.nn.transformer import pad_batch
 
 
+# A group of tickets holds its attention maps and every ticket's n deletions at once, so its memory grows with
+# tickets·n²: 256 tickets up to 64 tokens, fewer above (26 at 199 tokens), and a worker's peak stops depending on
+# the longest tickets its corpus happens to hold.
+GROUP_CELLS = 256 * 64 * 64
+
+
 def _batched_probs(model: nn.Module, seqs: list[list[int]], max_tokens: int = 8192,
                    max_cells: int = 1 << 20, workers: int | None = None) -> Tensor:
     """Probabilities (len(seqs), C) of many id lists: distinct ones only, sorted by length so chunks pad
@@ -106,7 +112,8 @@ def _aopc_of_plan(plan: list[tuple], p: Tensor, base: float) -> dict[str, float]
 def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callable[[int, int], None] | None = None,
                     target: str = "predicted", fractions: Sequence[float] = FRACTIONS,
                     eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS,
-                    group_size: int = 256, phrases: bool = False, shapley_samples: int = 16) -> pd.DataFrame:
+                    group_size: int = 256, phrases: bool = False, shapley_samples: int = 16,
+                    group_cells: int = GROUP_CELLS) -> pd.DataFrame:
     """One row per ticket of `rows` (dicts with ticket_id, text and optionally team): how attention agrees
     with deletion effects and how faithful each signal's top tokens are.
 
@@ -116,7 +123,8 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
     `fractions`) for `eraser_signals` (None: every attention signal as well, about 2.5× the work), and
     `disagreement` = (1 − τ(rollout, removal)) / 2 in [0, 1], high where rollout ranks tokens against
     their effect. `target` is "predicted" or "label": the team whose probability is followed. Tickets go
-    `group_size` at a time, similar lengths together, every group's variants in length-sorted batches;
+    `group_size` at a time (fewer when long: at most `group_cells` tickets·n²), similar lengths together, every
+    group's variants in length-sorted batches;
     `progress(done, total)` is called after each group. One-token tickets get nan scores.
 
     phrases=True adds, after the columns above (which stay as they are), the phrase signals (`phrase deletion`:
@@ -139,7 +147,7 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
         if target == "label" and r.get("team") not in teams:
             raise ValueError(f"ticket {r.get('ticket_id')!r}: target='label' needs a known team, got {r.get('team')!r}")
     results = split_records(router, rows, [e.ids for e in encoded], progress, target, fractions, eraser_signals,
-                            group_size, phrases=phrases, shapley_samples=shapley_samples)
+                            group_size, phrases=phrases, shapley_samples=shapley_samples, group_cells=group_cells)
     return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals, phrases)
 
 
@@ -153,7 +161,7 @@ def split_records(router, rows: Sequence[Mapping[str, str]], ids: Sequence[Seque
                   progress: Callable[[int, int], None] | None = None, target: str = "predicted",
                   fractions: Sequence[float] = FRACTIONS, eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS,
                   group_size: int = 256, on_ticket: OnTicket | None = None, seed_offset: int = 0,
-                  phrases: bool = False, shapley_samples: int = 16) -> list[dict]:
+                  phrases: bool = False, shapley_samples: int = 16, group_cells: int = GROUP_CELLS) -> list[dict]:
     """The work of `interpret_split` on already encoded tickets (`ids`, one list per row, checked by the caller):
     one record per row. Shared with the corpus scan, which needs the same numbers plus what `on_ticket` keeps
     (confidence, top tokens, per-token sums); `eraser_signals=()` skips ERASER. The random baseline of row i is
@@ -163,7 +171,7 @@ def split_records(router, rows: Sequence[Mapping[str, str]], ids: Sequence[Seque
     results: list[dict] = [{} for _ in ids]
     L = model.config.n_blocks
     done = 0
-    for group in length_chunks([len(e) for e in ids], group_size):   # similar lengths share a batch
+    for group in length_chunks([len(e) for e in ids], group_size, group_cells):   # similar lengths share a batch
         with torch.inference_mode():
             _, cache = run_with_cache(model, *pad_batch([list(ids[i]) for i in group]))
             patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)

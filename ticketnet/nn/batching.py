@@ -10,12 +10,26 @@ from torch import Tensor, nn
 from ticketnet.nn.transformer import pad_batch
 
 
-def length_chunks(lengths: Sequence[int], size: int) -> list[list[int]]:
-    """Indices into `lengths`, shortest first (ties in input order), cut into chunks of at most `size`."""
+def length_chunks(lengths: Sequence[int], size: int, max_cells: int | None = None) -> list[list[int]]:
+    """Indices into `lengths`, shortest first (ties in input order), cut into chunks of at most `size`; with
+    `max_cells`, also of at most `max_cells` rows·n² (n: the chunk's longest), so a chunk of long tickets holds
+    fewer of them (a chunk's n×n attention maps and its n deletions per ticket grow as n²). A ticket longer than
+    √max_cells gets a chunk of its own."""
     if size < 1:
         raise ValueError(f"chunk size must be at least 1, got {size}")
+    if max_cells is not None and max_cells < 1:
+        raise ValueError(f"max_cells must be at least 1, got {max_cells}")
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    return [order[i : i + size] for i in range(0, len(order), size)]
+    if max_cells is None:
+        return [order[i : i + size] for i in range(0, len(order), size)]
+    chunks: list[list[int]] = []
+    for i in order:
+        n = max(lengths[i], 1)
+        if chunks and len(chunks[-1]) < size and (len(chunks[-1]) + 1) * n * n <= max_cells:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks
 
 
 @torch.inference_mode()
