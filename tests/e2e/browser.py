@@ -82,6 +82,16 @@ def settle(pg) -> None:
     time.sleep(0.8)
 
 
+def click_first_row(pg) -> None:
+    """Select the first row of the page's last table (glide-data-grid: a 35 px header, then 35 px rows; the
+    row-selection column is the leftmost ~30 px)."""
+    grid = pg.locator('[data-testid="stDataFrame"]').last
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)
+
+
 def no_exception(pg) -> None:
     assert pg.locator('[data-testid="stException"]').count() == 0
     assert pg.locator('[data-testid="stAlertContentError"]').count() == 0

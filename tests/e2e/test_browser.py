@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, no_exception, require_chromium, settle,
-                           shot, shot_path, streamlit_server, ticket_in_url)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, click_first_row, no_exception,
+                           require_chromium, settle, shot, shot_path, streamlit_server, ticket_in_url)
 from tests.conftest import DEFAULT_TICKET
 
 pytestmark = pytest.mark.browser
@@ -61,12 +61,7 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     search.press("Enter")
     settle(pg)
     pg.get_by_text("1 of ", exact=False).first.wait_for()
-    grid = pg.locator('[data-testid="stDataFrame"]').last
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    assert box is not None
-    # glide-data-grid: a 35 px header, then 35 px rows; the row-selection column is the leftmost ~30 px.
-    pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)
+    click_first_row(pg)
     pg.wait_for_function("id => window.location.search.includes('ticket=' + id)", arg=target["ticket_id"])
     settle(pg)
     no_exception(pg)

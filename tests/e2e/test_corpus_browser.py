@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, no_exception, require_chromium, settle, shot,
-                               streamlit_server)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, click_first_row, no_exception, require_chromium,
+                               settle, shot, streamlit_server)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -38,11 +38,7 @@ def test_open_a_scan_filter_by_a_word_pick_a_ticket_and_see_its_heads(artifacts,
         assert not caption.inner_text().startswith("240 of")
         shot(pg, "corpus_1_filtered")
 
-        grid = pg.locator('[data-testid="stDataFrame"]').last        # the tickets (the token table comes first)
-        grid.scroll_into_view_if_needed()
-        box = grid.bounding_box()
-        assert box is not None
-        pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)            # the first row's selection cell
+        click_first_row(pg)                                           # the tickets (the token table comes first)
         pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
         settle(pg)
         no_exception(pg)

@@ -25,8 +25,8 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, free_port, no_exception, require_chromium, settle,
-                           streamlit_server)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, click_first_row, free_port, no_exception,
+                           require_chromium, settle, streamlit_server)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -77,6 +77,12 @@ def browser_page(server):
         yield pg, dialogs, requests
         context.close()
         browser.close()
+
+
+def _left_the_machine(requests: list[str]) -> list[str]:
+    """The recorded request URLs that went to a host other than this machine (data: and blob: stay in the page)."""
+    return [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("localhost", "127.0.0.1")
+            and not u.startswith(("data:", "blob:"))]
 
 
 def _inert(pg, dialogs: list[str], where: str) -> None:
@@ -160,10 +166,7 @@ def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_
         word.fill("")
         word.press("Enter")
         settle(pg)
-        grid = pg.locator('[data-testid="stDataFrame"]').last        # the tickets (the token table comes first)
-        grid.scroll_into_view_if_needed()
-        box = grid.bounding_box()
-        pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)            # the first row's selection cell
+        click_first_row(pg)                                           # the tickets (the token table comes first)
         pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
         settle(pg)
         no_exception(pg)
@@ -173,16 +176,14 @@ def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_
             settle(pg)
             no_exception(pg)
             _inert(pg, dialogs, f"{name}, the corpus ticket")
-    outside = [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("localhost", "127.0.0.1")
-               and not u.startswith(("data:", "blob:"))]
+    outside = _left_the_machine(requests)
     assert outside == [], f"the Corpus page asked other hosts: {outside[:10]}"
 
 
 def test_the_browser_asks_nothing_of_any_other_host(server, browser_page):
     pg, _, requests = browser_page
     assert requests, "the request recorder saw nothing"
-    outside = [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("localhost", "127.0.0.1")
-               and not u.startswith(("data:", "blob:"))]
+    outside = _left_the_machine(requests)
     assert outside == [], f"requests left the machine (usage statistics, fonts, CDN?): {outside[:10]}"
 
 
