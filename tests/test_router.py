@@ -72,9 +72,12 @@ def test_recorded_metrics_are_reproduced(router, split):
         pytest.skip(f"no {path.name} yet")
     recorded = router.meta["metrics"][split]
     again = evaluate(router.model, load_split(path), router.vocab)
-    for key in ("accuracy", "ece", "macro_f1", "hard_accuracy"):
+    for key in ("accuracy", "macro_f1", "hard_accuracy"):          # ratios of counts: exact
         if key in recorded:
             assert again[key] == pytest.approx(recorded[key], abs=1e-9), key
+    # ECE averages float32 confidences, whose last bits depend on how the tickets were batched (chunk sizes changed
+    # since training recorded it): equal to about 1e-8.
+    assert again["ece"] == pytest.approx(recorded["ece"], abs=1e-6)
     assert again["per_team"] == recorded["per_team"] and again["confusion"] == recorded["confusion"]
     assert again.get("per_style") == recorded.get("per_style")
 

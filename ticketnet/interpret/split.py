@@ -33,17 +33,7 @@ def _batched_probs(model: nn.Module, seqs: list[list[int]], max_tokens: int = 81
     chunks stay in cache and run faster per token on CPU than one huge batch, and long rows stay bounded.
     Chunks are independent, so `workers` threads (default: torch's thread count) share them out."""
     unique, where = unique_rows(seqs)
-    order = sorted(range(len(unique)), key=lambda i: len(unique[i]))
-    chunks, start = [], 0
-    while start < len(order):
-        stop = start + 1                                               # sorted, so the last row sets the width
-        while stop < len(order):
-            rows, n = stop - start + 1, len(unique[order[stop]])
-            if rows * n > max_tokens or rows * n * n > max_cells:
-                break
-            stop += 1
-        chunks.append(order[start:stop])
-        start = stop
+    chunks = length_chunks([len(u) for u in unique], max(len(unique), 1), max_cells=max_cells, max_tokens=max_tokens)
     out = torch.empty(len(unique), model.config.n_classes)
 
     def run(share: list[list[int]]) -> None:
