@@ -13,27 +13,45 @@ import sys
 import threading
 from pathlib import Path
 
-# Not ticketnet.paths: importing the ticketnet package imports torch, which the main thread must not wait for.
 APP = Path(__file__).resolve().parent / "app.py"
 
 
-def _preload() -> None:
+def _first_page_routes() -> bool:
+    """Whether the Tickets page will have to route the valid split (its predictions neither shipped with these weights
+    for this data nor stored by an earlier start): only then does it need torch before it can draw."""
+    from dashboard import store        # hashlib, json and paths only: no pandas, no torch
+    from ticketnet import paths, predictions
+
+    weights, valid = paths.weights_path(), paths.data_path() / "valid.csv"
+    try:
+        return not (predictions.has_predictions(weights, "valid", valid)
+                    or store.stored_table_path("routed", "valid", weights, valid).is_file())
+    except OSError:
+        return True
+
+
+def _preload(torch_first: bool) -> None:
     # Third-party libraries only: they never import the dashboard's modules, so the script thread, which may be
     # importing those at the same moment, can wait on these imports' locks but never form a cycle with them.
-    import torch  # noqa: F401
+    if torch_first:
+        import torch  # noqa: F401
     import pandas  # noqa: F401
     import altair
+    import streamlit.emojis  # noqa: F401  (compiled on the first st.set_page_config with an emoji icon: 50 ms)
 
     # The first validated chart loads and compiles the Vega-Lite schema (about 65 ms); every later one reuses it.
     # Inline values, not a DataFrame: a data transformer that Streamlit may have switched on for a page's chart at
     # this moment (Altair's transformers are global) never sees this one.
     altair.Chart(altair.Data(values=[{"x": 0}])).mark_point().encode(x="x:Q").to_dict()
+    # With the valid split's routing stored, the Tickets page draws without the model, and torch (about a second of
+    # imports, all of it holding the GIL the first script run needs) is left to `loading.warm_model`, which the app
+    # calls once that run is over: importing it here instead made a restart's first page 0.7 s slower.
 
 
 def main(argv: list[str] | None = None) -> int:
     from streamlit.web import cli
 
-    threading.Thread(target=_preload, name="ticketnet-preload", daemon=True).start()
+    threading.Thread(target=_preload, args=(_first_page_routes(),), name="ticketnet-preload", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     return cli.main()
 

@@ -6,19 +6,26 @@
 from __future__ import annotations
 
 import copy
+import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
-from ticketnet import DataError, Router, WeightsError, inspect_ticket, load_split, paths
+from ticketnet import paths, predictions
 from ticketnet._runtime.allocator import keep_freed_memory
-from ticketnet.data.tickets import HARD_PATTERNS
+from ticketnet.card import RouterCard, WeightsError, load_card
+from ticketnet.data.tickets import HARD_PATTERNS, DataError, load_split
+
+if TYPE_CHECKING:
+    from ticketnet.router import Router
 
 from dashboard import store
 SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwritten: written by hand, never trained on
@@ -30,15 +37,17 @@ SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwrit
 # each OS thread once it has computed, and a thread started later takes the value current then, so `router()`
 # re-applies it in the calling thread. Inter-op threads are left alone: nothing here uses them, and
 # torch.set_num_interop_threads fails once any parallel work has run.
+#
+# torch itself is imported by the first call that needs the model, not by this module: the Tickets page draws from
+# stored predictions and the router's card alone, so a restarted server shows it without waiting for torch.
 TORCH_THREADS = paths.torch_threads()
 
 
 def use_server_threads() -> None:
+    import torch
+
     if torch.get_num_threads() != TORCH_THREADS:
         torch.set_num_threads(TORCH_THREADS)
-
-
-use_server_threads()
 
 weights_path = paths.weights_path     # $TICKETNET_WEIGHTS, else the shipped weights/router.pt
 data_folder = paths.data_path         # $TICKETNET_DATA, else the shipped data/
@@ -92,11 +101,13 @@ def fail(title: str, message: str, what_to_do: str) -> None:
 
 # -- the router -------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the router…", max_entries=2)
-def _load_router(path: str, key: tuple) -> Router:
+def _load_router(path: str, key: tuple) -> "Router":
     # One model for every session, only ever read: forward passes run under torch.inference_mode() (in ticketnet)
     # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
     # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
     # graphs through shared tensors, and any attempt to train or step this model fails loudly instead.
+    from ticketnet.router import Router
+
     keep_freed_memory()    # process-wide (idempotent): repeated per-ticket computations stop page-faulting on regrown heap
     r = Router.load(path)
     r.model.eval()
@@ -104,16 +115,60 @@ def _load_router(path: str, key: tuple) -> Router:
     return r
 
 
-def router() -> Router:
+WARMUP_DELAY_S = 1.0
+
+
+@st.cache_resource(show_spinner=False)
+def _model_warmup() -> threading.Thread:
+    def load() -> None:
+        # A moment first: the script run is over, but the server's event loop is still sending the page to the
+        # browser, and this import would hold the GIL it needs for that.
+        time.sleep(WARMUP_DELAY_S)
+        # Modules only (no Streamlit cache is touched outside a script run); none of them imports the dashboard, so
+        # a script thread importing dashboard modules meanwhile waits on these locks at worst, never in a cycle.
+        import ticketnet.interpret  # noqa: F401
+        import ticketnet.nn.lens  # noqa: F401
+        import ticketnet.router  # noqa: F401
+
+    thread = threading.Thread(target=load, name="ticketnet-model-warmup", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_model() -> None:
+    """Once per process, after a script run: import torch and the model's code in the background, so the first page
+    that runs the model (Heads, Interpretation, a typed ticket) finds them loaded. A no-op once they are."""
+    _model_warmup()
+
+
+def _weights_failed(exc: WeightsError) -> None:
+    fail("The router could not be loaded.", str(exc),
+         f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at a "
+         "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
+
+
+def router() -> "Router":
     """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
     use_server_threads()
     path = weights_path()
     try:
         return _load_router(str(path), weights_stamp())
     except WeightsError as exc:
-        fail("The router could not be loaded.", str(exc),
-             f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at a "
-             "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
+        _weights_failed(exc)
+
+
+@st.cache_resource(show_spinner=False)
+def _load_card(path: str, key: tuple) -> RouterCard:
+    return load_card(path)
+
+
+def card() -> RouterCard:
+    """The router's vocabulary, teams and router.json without its weights (no torch), once per weights file; stops
+    the page on failure. Enough to encode a ticket, name the teams and read stored predictions."""
+    try:
+        return _load_card(str(weights_path()), weights_stamp())
+    except WeightsError as exc:
+        _weights_failed(exc)
 
 
 # -- splits -----------------------------------------------------------------------------------------------
@@ -139,33 +194,15 @@ def split_rows(split: str) -> pd.DataFrame:
 
 
 def _route_split(split: str) -> pd.DataFrame:
-    rows = split_rows(split)
-    r = router()
-    encoded = [r.encode(t) for t in rows["text"]]
-    probs = r.predict_encoded(encoded)
-    conf, pred = probs.max(dim=1)
-    teams = list(r.teams)
-    df = pd.DataFrame({
-        "ticket_id": rows["ticket_id"],
-        "text": rows["text"],
-        "team": rows["team"],
-        "predicted": [teams[i] for i in pred.tolist()],
-        "confidence": conf.double().numpy().round(4),
-        "tokens": [len(e.ids) for e in encoded],
-        "pattern": rows["pattern"],
-    })
-    df["correct"] = df["team"].eq(df["predicted"])
-    df["truncated"] = [e.truncated for e in encoded]
-    for i, t in enumerate(teams):
-        df[f"p_{t}"] = probs[:, i].double().numpy().round(4)
-    return df
+    # Every core: this runs once per split and server (then it is on disk), often on the very first page.
+    return predictions.routed_table(router(), split_rows(split).to_dict("records"), workers=os.cpu_count() or 1)
 
 
 def split_table(split: str) -> pd.DataFrame:
     """Every ticket of the split with the router's prediction: ticket_id, text, team, predicted, confidence,
     tokens, pattern, correct, truncated, p_<team>."""
     split_rows(split)                                  # fails readably first
-    router()
+    card()
     # Kept on disk like the split-wide results, keyed by the weights' and the data's hashes: routing the 1,500
     # tickets of the first page is most of a restart's script run once the imports are done.
     # One table is shared by every session: each gets its own copy to filter and sort (as st.cache_data gave).
@@ -201,16 +238,30 @@ def quality(split: str) -> dict:
     from ticketnet.metrics import summarize
 
     df = split_table(split)
-    teams = list(router().teams)
-    probs = torch.tensor(df[[f"p_{t}" for t in teams]].to_numpy())
-    y = torch.tensor([teams.index(t) for t in df["team"]])
-    hard = torch.tensor(df["pattern"].isin(HARD_PATTERNS).to_numpy())
-    return summarize(probs, y, tuple(teams), hard)
+    teams = list(card().teams)
+    y = np.array([teams.index(t) for t in df["team"]])
+    return summarize(df[[f"p_{t}" for t in teams]].to_numpy(), y, tuple(teams), df["pattern"].isin(HARD_PATTERNS).to_numpy())
+
+
+def routed_probs(split: str, ticket_id: str) -> list[float] | None:
+    """The ticket's team probabilities (rounded to 4 decimals, in the card's team order) from its split's routed
+    table, if that table is at hand (in memory or on disk) and holds the ticket; else None. Needs no model."""
+    if split not in SPLITS or not split_path(split).is_file():
+        return None
+    table = _stored(split, "routed")
+    if table is None:
+        return None
+    row = table.loc[table["ticket_id"] == ticket_id]
+    if not len(row):
+        return None
+    return [float(row.iloc[0][f"p_{t}"]) for t in card().teams]
 
 
 # -- one ticket -------------------------------------------------------------------------------------------
 @st.cache_data(show_spinner="Running the ticket through the from-scratch attention…", max_entries=256)
 def _inspection(text: str, weights_key: tuple):
+    from ticketnet.nn.lens import inspect_ticket
+
     r = _load_router(str(weights_path()), weights_key)
     return inspect_ticket(r, text)
 
@@ -259,8 +310,8 @@ def _hash_files(paths: tuple[str, ...], key: tuple) -> str:
 
 
 def _disk_path(split: str, kind: str) -> Path:
-    w = weights_path()
-    weights_hash = _hash_files((str(w), str(w.parent / "vocab.json"), str(w.parent / "router.json")), weights_stamp())
+    weights = store.weights_files(weights_path())
+    weights_hash = _hash_files(tuple(str(p) for p in weights), weights_stamp())
     data_hash = _hash_files((str(split_path(split)),), stamp(split_path(split)))
     return store.table_path(kind, split, weights_hash, data_hash)
 
@@ -270,10 +321,13 @@ def _split_key(split: str, kind: str) -> tuple:
 
 
 def _stored(split: str, kind: str) -> pd.DataFrame | None:
-    """The split's table of `kind` from memory, else from disk (then kept in memory), else None."""
+    """The split's table of `kind` from memory, else from disk (then kept in memory), else None. A routed table may
+    also come with the weights (`ticketnet.predictions`: written by training for exactly these weights and data)."""
     tables, key = _split_store().tables, _split_key(split, kind)
     if key not in tables:
         found = store.load_table(_disk_path(split, kind))
+        if found is None and kind == "routed":
+            found = predictions.read_predictions(weights_path(), split, split_path(split))
         if found is None:
             return None
         tables[key] = found
@@ -312,6 +366,8 @@ HEAD_CHUNK = 128          # tickets per head-masking pass: small enough for a pr
 
 
 def _head_importance(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    import torch
+
     from ticketnet.interpret import head_importance
     from ticketnet.nn.transformer import pad_batch
 

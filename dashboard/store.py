@@ -16,37 +16,31 @@ import hashlib
 import io
 import re
 import zlib
-from collections.abc import Iterable
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ticketnet import paths
 from ticketnet._runtime.atomic import write_atomic
+from ticketnet._runtime.hashing import files_hash
+from ticketnet.predictions import weights_files
 
 PACKED_URL_LIMIT = 6_000          # characters of `?ztext=`; browsers and proxies take far more, but links stay sane
 TYPED_MAX_CHARS = 200_000         # never unpack or load more than this (a crafted link cannot inflate memory)
 _HASH = re.compile(r"^[0-9a-f]{16,64}$")
 
+if TYPE_CHECKING:                 # pandas is imported where a table is read or written: the launcher imports this
+    import pandas as pd           # module before anything else to see what the first page will need
+
 
 cache_dir = paths.cache_dir       # $TICKETNET_CACHE, else ~/.cache/ticketnet
 
 
-def files_hash(paths: Iterable[Path]) -> str:
-    """SHA-256 over the files' bytes (a missing file hashes as its name alone), hex."""
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(str(Path(p).name).encode())
-        try:
-            with open(p, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-        except OSError:
-            h.update(b"\0missing")
-    return h.hexdigest()
-
-
 # -- split-wide tables ---------------------------------------------------------------------------------------------
+def stored_table_path(kind: str, split: str, weights: Path, split_csv: Path) -> Path:
+    """`table_path` for the router at `weights` and the split's CSV, hashing both (about 10 ms for the shipped files)."""
+    return table_path(kind, split, files_hash(weights_files(weights)), files_hash([split_csv]))
+
+
 def table_path(kind: str, split: str, weights_hash: str, data_hash: str) -> Path:
     """Where a split's table of `kind` ("interpret", "heads") for these weights and data lives."""
     return cache_dir() / "splits" / f"{kind}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}.parquet"
@@ -65,6 +59,8 @@ def save_table(path: Path, df: pd.DataFrame) -> bool:
 
 def load_table(path: Path) -> pd.DataFrame | None:
     """The table stored at `path`, or None if there is none or it cannot be read."""
+    import pandas as pd
+
     try:
         return pd.read_parquet(path)
     except FileNotFoundError:

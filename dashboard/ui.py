@@ -156,6 +156,21 @@ def inspection_or_stop(pick: state.Pick):
         cannot_route(exc)
 
 
+def prediction_or_stop(pick: state.Pick):
+    """(team probabilities, encoded ticket) for the picked ticket's card. A split ticket's come from its split's
+    stored routing when that is at hand, with no model run (the Tickets page then draws before torch has even
+    loaded); any other ticket's from its inspection. Stops the page for a ticket the router cannot read."""
+    if not pick.custom:
+        probs = loading.routed_probs(pick.split, pick.ticket_id)
+        if probs is not None:
+            try:
+                return probs, loading.card().encode(pick.text)
+            except ValueError as exc:
+                cannot_route(exc)
+    ins = inspection_or_stop(pick)
+    return [float(x) for x in ins.probs], ins.encoded
+
+
 def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequence[str] | None = None) -> None:
     """Who the ticket is, its text as plain text, and the router's prediction with all team probabilities."""
     p = [float(x) for x in probs]

@@ -43,16 +43,16 @@ notice = state.url_notice()
 if notice:
     st.warning(notice, icon=":material/link_off:")
 
-router = loading.router()
-teams = list(router.teams)
+card = loading.card()                           # no model: a restart draws this page before torch has loaded
+teams = list(card.teams)
 take_table_pick()
 
 # -- the picked ticket ----------------------------------------------------------------------------------------
 pick = state.current()
-ins = ui.inspection_or_stop(pick)
+probs, encoded = ui.prediction_or_stop(pick)
 with st.container(border=True):
-    ui.ticket_header(pick, ins.probs, teams, ins.tokens)
-    ui.notices(ins.encoded)
+    ui.ticket_header(pick, probs, teams, encoded.tokens)
+    ui.notices(encoded)
 
 # -- write your own ticket ------------------------------------------------------------------------------------
 with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/edit_note:"):
@@ -60,7 +60,7 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
         typed = st.text_area("Ticket text", value=state.custom_text(), height=110,
                              max_chars=state.TYPED_MAX_CHARS,
                              placeholder="e.g. My card was charged twice for one order. Can you refund one?",
-                             help=f"The router reads the first {router.max_len} tokens (words, numbers and each "
+                             help=f"The router reads the first {card.max_len} tokens (words, numbers and each "
                                   "punctuation mark). Shown as plain text, never as HTML.")
         submitted = st.form_submit_button("Route this ticket", icon=":material/send:", type="primary")
     if submitted:
@@ -68,7 +68,7 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
             st.warning("The ticket is empty: type a few words first.", icon=":material/edit_off:")
         else:
             try:
-                router.encode(typed)
+                card.encode(typed)
             except ValueError as exc:
                 st.warning(f"This ticket cannot be routed: {md_escape(exc)}.", icon=":material/edit_off:")
             else:
@@ -175,7 +175,7 @@ config = {
                                                   width="small"),
     "correct": st.column_config.CheckboxColumn("correct", width="small"),
     "tokens": st.column_config.NumberColumn("tokens", width="small", help="length in tokens (the router reads "
-                                                                          f"at most {router.max_len})"),
+                                                                          f"at most {card.max_len})"),
     "pattern": st.column_config.TextColumn("pattern", width="small",
                                            help="how the ticket was written: plain, negated, two topics, "
                                                 "ambiguous, noisy (mislabelled on purpose)"),

@@ -30,8 +30,15 @@ def trained(tmp_path_factory):
 
 def test_training_writes_a_loadable_router(trained):
     data, out, card = trained
-    assert sorted(p.name for p in out.iterdir()) == ["router.json", "router.pt", "vocab.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["predictions", "router.json", "router.pt", "vocab.json"]
     router = Router.load(out / "router.pt")
+    # The evaluation splits' predictions come with the weights (no handwritten.csv in this data: not written).
+    from ticketnet import predictions
+
+    assert sorted(p.name for p in (out / "predictions").iterdir()) == ["manifest.json", "test.parquet",
+                                                                        "valid.parquet"]
+    valid = predictions.read_predictions(out / "router.pt", "valid", data / "valid.csv")
+    assert valid["correct"].mean() == pytest.approx(card["metrics"]["valid"]["accuracy"], abs=1e-9)
     assert json.loads((out / "router.json").read_text()) == router.meta
     assert len(router.vocab) == card["config"]["vocab_size"]
     assert card["train"]["best_epoch"] in (1, 2)

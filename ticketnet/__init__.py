@@ -1,16 +1,21 @@
 """ticketnet: Larkfield's tiny transformer ticket router, its from-scratch attention, and tools to inspect it."""
 
-from ticketnet.data.text import Vocab, tokenize
-from ticketnet.data.tickets import TEAMS, DataError, load_split
-from ticketnet.nn.attention import MultiHead, attention, causal_mask, padding_mask
-from ticketnet.nn.lens import Inspection, act_name, inspect_ticket, run_with_cache
-from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.paths import WEIGHTS, data_dir
-from ticketnet.router import Router, WeightsError
-
-# The interpretation pulls in scipy, pandas and Captum; it is imported on first use, so `import ticketnet` (and the
-# dashboard's first page) stays quick.
-_LAZY = {"interpret_ticket": "ticketnet.interpret.ticket", "interpret_split": "ticketnet.interpret.split"}
+# Every name is imported on first use: `import ticketnet.paths` (or the card, the data, the metrics) must not import
+# torch, so the dashboard's first page can draw from stored predictions while torch is still loading.
+_LAZY = {
+    "Vocab": "ticketnet.data.text", "tokenize": "ticketnet.data.text",
+    "TEAMS": "ticketnet.data.tickets", "DataError": "ticketnet.data.tickets", "load_split": "ticketnet.data.tickets",
+    "RouterCard": "ticketnet.card", "WeightsError": "ticketnet.card", "load_card": "ticketnet.card",
+    "WEIGHTS": "ticketnet.paths", "data_dir": "ticketnet.paths",
+    "MultiHead": "ticketnet.nn.attention", "attention": "ticketnet.nn.attention",
+    "causal_mask": "ticketnet.nn.attention", "padding_mask": "ticketnet.nn.attention",
+    "Inspection": "ticketnet.nn.lens", "act_name": "ticketnet.nn.lens", "inspect_ticket": "ticketnet.nn.lens",
+    "run_with_cache": "ticketnet.nn.lens",
+    "TinyConfig": "ticketnet.nn.transformer", "TinyTransformer": "ticketnet.nn.transformer",
+    "pad_batch": "ticketnet.nn.transformer",
+    "Router": "ticketnet.router",
+    "interpret_ticket": "ticketnet.interpret.ticket", "interpret_split": "ticketnet.interpret.split",
+}
 
 
 def __getattr__(name: str):
@@ -21,8 +26,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ticketnet' has no attribute {name!r}")
 
 
-__all__ = [
-    "TEAMS", "WEIGHTS", "DataError", "Inspection", "MultiHead", "Router", "TinyConfig", "TinyTransformer",
-    "Vocab", "WeightsError", "act_name", "attention", "causal_mask", "data_dir", "inspect_ticket",
-    "interpret_split", "interpret_ticket", "load_split", "pad_batch", "padding_mask", "run_with_cache", "tokenize",
-]
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = sorted(_LAZY)

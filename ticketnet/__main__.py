@@ -1,4 +1,4 @@
-"""Command line: `python -m ticketnet {synth,train,evaluate,predict,scan,bench}`; errors print one line and exit non-zero."""
+"""Command line: `python -m ticketnet {synth,train,evaluate,predictions,predict,scan,bench}`; errors print one line and exit non-zero."""
 
 from __future__ import annotations
 
@@ -68,6 +68,19 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"  {team:<9} precision {s['precision']:.3f}  recall {s['recall']:.3f}  (n = {s['support']:.0f})")
     for style, s in m.get("per_style", {}).items():
         print(f"  style {style:<14} accuracy {s['accuracy']:.3f}  (n = {s['n']})")
+    return 0
+
+
+def _predictions(args: argparse.Namespace) -> int:
+    from ticketnet.paths import data_path
+    from ticketnet.predictions import FOLDER, write_predictions
+    from ticketnet.router import Router
+
+    weights = Path(args.weights)
+    manifest = write_predictions(Router.load(weights), weights, Path(args.data) if args.data else data_path())
+    for split, entry in manifest["splits"].items():
+        print(f"{split}: {entry['tickets']:,} tickets, accuracy {entry['accuracy']:.4f}")
+    print(f"written to {weights.parent / FOLDER}")
     return 0
 
 
@@ -164,6 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("split", nargs="?", default="handwritten", help="split name in data/ or a path to a .csv")
     p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
     p.set_defaults(func=_evaluate)
+
+    p = sub.add_parser("predictions", help="write the router's predictions on valid, test and handwritten beside its "
+                                           "weights (training does this too), for the dashboard's first page")
+    p.add_argument("--data", help="folder with the split CSVs (default: data/)")
+    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.set_defaults(func=_predictions)
 
     p = sub.add_parser("predict", help="route tickets: a ticket_id,text CSV (file or stdin) or --text")
     p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")

@@ -3,56 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
-from ticketnet.data.text import Vocab, tokenize
+from ticketnet.card import DEFAULT_OOD, Encoded, RouterCard, WeightsError, encode_text, load_card
+from ticketnet.data.text import Vocab
 from ticketnet.data.tickets import TEAMS
 from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyTransformer, pad_batch
 from ticketnet.paths import WEIGHTS
-
-
-class WeightsError(ValueError):
-    """Weights that cannot be used; the message names the file and what to do."""
-
-
-@dataclass
-class Encoded:
-    """One ticket as the model reads it."""
-
-    text: str
-    tokens: list[str]          # tokens the model reads (lowercased, after truncation)
-    ids: list[int]
-    n_total: int               # tokens before truncation
-    unknown: int               # how many of `ids` are <unk>
-
-    @property
-    def truncated(self) -> bool:
-        return self.n_total > len(self.ids)
-
-    @property
-    def unknown_words(self) -> list[str]:
-        """The word tokens (letters or digits) the vocabulary does not know, in ticket order."""
-        return [t for t, i in zip(self.tokens, self.ids) if i == 1 and _is_word(t)]
-
-    @property
-    def unknown_share(self) -> float:
-        """Share of the word tokens that are <unk> (punctuation is always known, so it is left out)."""
-        words = sum(_is_word(t) for t in self.tokens)
-        return len(self.unknown_words) / words if words else 0.0
-
-
-def _is_word(token: str) -> bool:
-    return any(c.isalnum() for c in token)
-
-
-# Used when a card predates the out-of-distribution thresholds (router.json without "ood").
-DEFAULT_OOD = {"max_unknown_share": 0.3, "min_confidence": 0.6}
 
 
 @dataclass
@@ -94,16 +56,13 @@ class Router:
     def max_len(self) -> int:
         return self.model.config.max_len
 
+    @property
+    def card(self) -> RouterCard:
+        return RouterCard(self.vocab, self.teams, self.meta)
+
     def encode(self, text: str) -> Encoded:
         """Tokenize and look up one ticket; raises ValueError for a ticket with no token at all."""
-        if not isinstance(text, str):
-            raise TypeError(f"a ticket must be text, got {type(text).__name__}")
-        toks = tokenize(text)
-        if not toks:
-            raise ValueError("the ticket has no words, numbers or punctuation to read")
-        kept = toks[: self.max_len]
-        ids = [self.vocab.stoi.get(t, 1) for t in kept]
-        return Encoded(text, kept, ids, len(toks), sum(i == 1 for i in ids))
+        return encode_text(text, self.vocab, self.max_len)
 
     def batch(self, encoded: list[Encoded]) -> tuple[Tensor, Tensor]:
         return pad_batch([e.ids for e in encoded])
@@ -138,9 +97,10 @@ class Router:
         confidence below the threshold recorded in router.json. Raises ValueError for a ticket with no token."""
         return self.assess_encoded(self.encode(text))
 
-    def predict_encoded(self, encoded: list[Encoded], batch_size: int = 256) -> Tensor:
-        """Probabilities (len(encoded), teams); tickets are sorted by length inside so batches pad little."""
-        return batched_probs(self.model, [e.ids for e in encoded], batch_size)
+    def predict_encoded(self, encoded: list[Encoded], batch_size: int = 256, workers: int = 1) -> Tensor:
+        """Probabilities (len(encoded), teams); tickets are sorted by length inside so batches pad little, and dealt
+        out to `workers` threads."""
+        return batched_probs(self.model, [e.ids for e in encoded], batch_size, workers=workers)
 
     def predict_texts(self, texts: list[str], batch_size: int = 256) -> Tensor:
         """Probabilities (len(texts), teams); raises ValueError for a ticket with no token."""
@@ -151,25 +111,8 @@ class Router:
     def load(cls, weights: str | Path = WEIGHTS) -> "Router":
         """Load `router.pt` with its `vocab.json` and `router.json` beside it; raises WeightsError."""
         weights = Path(weights)
-        folder = weights.parent
-        meta_path, vocab_path = folder / "router.json", folder / "vocab.json"
-        for p in (weights, meta_path, vocab_path):
-            if not p.is_file():
-                raise WeightsError(f"{p}: not found; run `python -m ticketnet train` to make the router "
-                                   f"(or point TICKETNET_WEIGHTS at a router.pt)")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            config = meta["config"]
-            teams = tuple(meta["teams"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise WeightsError(f"{meta_path}: not a router description ({exc}); retrain or restore the file") from None
-        try:
-            vocab = Vocab.load(vocab_path)
-        except ValueError as exc:
-            raise WeightsError(str(exc)) from None
-        if len(vocab) != config.get("vocab_size"):
-            raise WeightsError(f"{vocab_path}: {len(vocab)} tokens, but {meta_path.name} says the model reads "
-                               f"{config.get('vocab_size')}; the files come from different trainings")
+        card = load_card(weights)
+        config, meta_path = card.meta["config"], weights.parent / "router.json"
         try:
             state = torch.load(weights, map_location="cpu", weights_only=True)
         except Exception as exc:  # truncated zip, pickle refused by weights_only, not a torch file at all
@@ -185,7 +128,7 @@ class Router:
             first = str(exc).strip().splitlines()[0][:200]
             raise WeightsError(f"{weights}: does not fit the configuration in {meta_path.name} ({first})") from None
         model.eval()
-        return cls(model, vocab, teams, meta)
+        return cls(model, card.vocab, card.teams, card.meta)
 
 
 def file_sha256(path: str | Path) -> str:

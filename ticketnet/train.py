@@ -17,6 +17,7 @@ from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.text import UNK_ID, Vocab
 from ticketnet.data.tickets import TEAMS, is_hard, load_split
 from ticketnet.metrics import fit_temperature, summarize
+from ticketnet.predictions import write_predictions
 from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.paths import TRAIN_SEED, data_dir, weights_dir
@@ -205,7 +206,9 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
         "metrics": {"valid": evaluate(model, valid_rows, vocab), "test": evaluate(model, test_rows, vocab),
                     **{name: evaluate(model, rows, vocab) for name, rows in hand.items()}},
     }
-    save_router(Router(model, vocab, TEAMS, card), out)
+    router = Router(model, vocab, TEAMS, card)
+    save_router(router, out)
+    write_predictions(router, out / "router.pt", data)    # the evaluation splits' predictions, for the dashboard
     return card
 
 

@@ -88,7 +88,8 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert report["warm_interaction"]["block_first_ms"] > 0
     cold = report["cold_start"]
     assert cold["repeats"] == 1
-    for page, cached in (("tickets", "first"), ("tickets", "restart"), ("heads", "restart")):
+    for page, cached in (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"),
+                         ("tickets", "first, no predictions")):
         c = cold[f"python -m dashboard: {page}, {cached}"]
         assert c["page_drawn_s"] > c["server_healthy_s"] > 0
     assert report["efficient_attention"]["max_diff_vs_readable"] < 1e-5

@@ -55,6 +55,50 @@ def test_tickets_page_shows_the_default_ticket_its_prediction_and_the_split(app_
     assert at.session_state["picked_ticket"] == DEFAULT_TICKET
 
 
+def test_a_restarted_server_draws_the_tickets_page_from_stored_predictions_without_the_model(app_env, router,
+                                                                                            valid_rows, monkeypatch):
+    from dashboard import loading
+
+    loading._split_store.clear()                       # (other tests' tables, kept in this process's memory)
+    app_test().run()                                   # the first start routes the valid split and stores it
+    loading._load_router.clear()
+    loading._split_store.clear()                       # as after a restart: only the disk store is left
+    monkeypatch.setattr(loading, "_load_router", lambda *a: pytest.fail("the Tickets page loaded the model"))
+    at = app_test().run()
+    _ok(at)
+    default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
+    assert _metric(at, "prediction") == _predicted(router, default["text"])
+    expected = float(router.predict_texts([default["text"]])[0].max())
+    assert any(f"confidence **{expected:.2f}**" in str(m.value) for m in at.markdown)
+    assert f"{len(router.encode(default['text']).tokens)} tokens read" in [c.value for c in at.caption]
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert len(table) == len(valid_rows)
+
+
+def test_a_fresh_machine_draws_the_tickets_page_from_the_predictions_shipped_with_the_weights(
+        app_env, router, valid_rows, tmp_path, monkeypatch):
+    import shutil
+
+    from dashboard import loading
+    from ticketnet import predictions
+
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    for p in predictions.weights_files(app_env.weights):
+        shutil.copy(p, folder / p.name)
+    predictions.write_predictions(router, folder / app_env.weights.name, app_env.data, splits=("valid",))
+    monkeypatch.setenv("TICKETNET_WEIGHTS", str(folder / app_env.weights.name))
+    loading._split_store.clear()
+    monkeypatch.setattr(loading, "_load_router", lambda *a: pytest.fail("the Tickets page loaded the model"))
+    at = app_test().run()                              # an empty $TICKETNET_CACHE, as on a fresh machine
+    _ok(at)
+    default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
+    assert _metric(at, "prediction") == _predicted(router, default["text"])
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert table["predicted"].tolist() == [router.teams[i] for i in
+                                           router.predict_texts([r["text"] for r in valid_rows]).argmax(1).tolist()]
+
+
 def test_a_ticket_named_in_the_url_is_shown_on_every_page(app_env, valid_rows):
     other = next(r for r in valid_rows if r["ticket_id"] != DEFAULT_TICKET)
     at = app_test(ticket=other["ticket_id"]).run()
@@ -164,10 +208,11 @@ def test_a_typed_ticket_in_the_url_is_restored(app_env):
 # -- Heads -------------------------------------------------------------------------------------------------------
 def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, router, valid_rows, monkeypatch):
     from dashboard import loading
+    from ticketnet.nn import lens
 
     calls = []
-    real = loading.inspect_ticket
-    monkeypatch.setattr(loading, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
+    real = lens.inspect_ticket
+    monkeypatch.setattr(lens, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
     loading._inspection.clear()
 
     at = app_test().run()

@@ -1,9 +1,13 @@
 """`python -m dashboard`: streamlit run on the app, with the heavy libraries importing in a thread from the start."""
 
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from dashboard import __main__ as launcher
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_main_runs_streamlit_on_the_app_with_the_options_given(monkeypatch):
@@ -21,5 +25,55 @@ def test_main_runs_streamlit_on_the_app_with_the_options_given(monkeypatch):
 
 
 def test_preload_imports_the_libraries_and_builds_a_chart_without_error():
-    launcher._preload()
-    assert {"torch", "pandas", "altair"} <= set(sys.modules)
+    launcher._preload(torch_first=True)
+    assert {"torch", "pandas", "altair", "streamlit.emojis"} <= set(sys.modules)
+
+
+def test_torch_is_preloaded_only_when_the_first_page_must_route(router, artifacts, tmp_path, monkeypatch):
+    import shutil
+
+    from dashboard import store
+    from ticketnet import paths, predictions
+
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    for p in predictions.weights_files(artifacts.weights):
+        shutil.copy(p, folder / p.name)
+    monkeypatch.setenv("TICKETNET_WEIGHTS", str(folder / artifacts.weights.name))
+    monkeypatch.setenv("TICKETNET_DATA", str(artifacts.data))
+    weights, valid = paths.weights_path(), paths.data_path() / "valid.csv"
+
+    assert launcher._first_page_routes(), "no predictions with the weights, an empty cache: the page routes"
+    path = store.stored_table_path("routed", "valid", weights, valid)
+    assert store.save_table(path, __import__("pandas").DataFrame({"ticket_id": ["T-1"]}))
+    assert not launcher._first_page_routes(), "stored by an earlier start: the page draws without the model"
+    path.unlink()
+    predictions.write_predictions(router, weights, artifacts.data, splits=("valid",))
+    assert not launcher._first_page_routes(), "shipped with the weights: the page draws without the model"
+    monkeypatch.setenv("TICKETNET_WEIGHTS", str(tmp_path / "elsewhere" / "router.pt"))
+    assert launcher._first_page_routes(), "other weights: neither is theirs"
+
+
+def _fresh_python(code: str) -> str:
+    """The last line `code` prints in a new interpreter (this one has torch loaded already)."""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_without_routing_to_do_the_preload_leaves_torch_for_later():
+    # torch's import holds the GIL for about a second; the first page's script run needs it more.
+    code = ("import sys\nfrom dashboard.__main__ import _preload\n_preload(torch_first=False)\n"
+            "print([m in sys.modules for m in ('pandas', 'altair', 'streamlit.emojis', 'torch')])")
+    assert _fresh_python(code) == "[True, True, True, False]"
+
+
+def test_the_first_page_s_modules_import_no_torch():
+    # A restart draws the Tickets page before torch has loaded: everything that page imports must do without it.
+    code = ("import sys, ticketnet, ticketnet.card, ticketnet.metrics, ticketnet.paths, ticketnet.data.tickets\n"
+            "import dashboard.loading, dashboard.ui, dashboard.state, dashboard.filters, dashboard.charts, "
+            "dashboard.store, dashboard.narrative\n"
+            "from ticketnet import load_card, tokenize\n"
+            "load_card().encode('where is my parcel')\n"
+            "print(sorted(m for m in ('torch', 'scipy', 'captum') if m in sys.modules))\n")
+    assert _fresh_python(code) == "[]"

@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from ticketnet.bench.browser import APP, CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy
 from ticketnet.paths import ROOT
@@ -99,9 +100,11 @@ PAGES = {
     "tickets": ("", "Confusion matrix", 2),
     "heads": (f"heads?ticket={TICKET}", "Block 1: the 4 heads", 4),
 }
-# (page, disk cache): "first" starts with an empty $TICKETNET_CACHE, as on a fresh machine; "restart" with the one
-# the previous start filled (the valid split's routed table), as after stopping and starting the server again.
-SCENARIOS = (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"))
+# (page, start): "first" starts with an empty $TICKETNET_CACHE, as on a fresh machine (the shipped weights bring their
+# predictions on valid, `ticketnet.predictions`); "restart" with the cache the previous start filled, as after stopping
+# and starting the server again; "first, no predictions" with an empty cache and a copy of the weights without their
+# predictions, as for a router trained elsewhere: the page routes the valid split before it can draw.
+SCENARIOS = (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"), ("tickets", "first, no predictions"))
 
 
 def cold_starts(repeats: int = 3, timeout: float = 60, launchers: tuple[str, ...] = tuple(LAUNCHERS)) -> dict:
@@ -109,12 +112,24 @@ def cold_starts(repeats: int = 3, timeout: float = 60, launchers: tuple[str, ...
     hits both: medians per launcher and scenario ("<launcher>: <page>, <cache>"), and the launchers' ratios."""
     import tempfile
 
+    import shutil
+
+    from ticketnet.paths import weights_path
+    from ticketnet.predictions import weights_files
+
     runs: dict[str, list[dict]] = {}
     for _ in range(repeats):
         for launcher in launchers:
-            with tempfile.TemporaryDirectory(prefix="ticketnet-cold-") as cache:
+            with tempfile.TemporaryDirectory(prefix="ticketnet-cold-") as cache, \
+                    tempfile.TemporaryDirectory(prefix="ticketnet-cold-weights-") as bare:
+                for p in weights_files(weights_path()):
+                    shutil.copy(p, Path(bare) / p.name)
                 for page, cached in SCENARIOS:
-                    c = cold_start(launcher, page, cache, timeout)
+                    if cached.endswith("no predictions"):
+                        c = cold_start(launcher, page, str(Path(cache) / "bare"), timeout,
+                                       weights=Path(bare) / weights_path().name)
+                    else:
+                        c = cold_start(launcher, page, cache, timeout)
                     if "skipped" in c:
                         return c
                     runs.setdefault(f"{launcher}: {page}, {cached}", []).append(c)
@@ -128,9 +143,10 @@ def cold_starts(repeats: int = 3, timeout: float = 60, launchers: tuple[str, ...
 
 
 def cold_start(launcher: str = "python -m dashboard", page: str = "tickets", cache: str | None = None,
-               timeout: float = 60) -> dict:
+               timeout: float = 60, weights: Path | None = None) -> dict:
     """Seconds from starting the server with `launcher` to `page` fully drawn in Chromium (browser started first):
-    its heading shown, every chart holding a canvas or svg, and no script run going. `cache`: $TICKETNET_CACHE."""
+    its heading shown, every chart holding a canvas or svg, and no script run going. `cache`: $TICKETNET_CACHE;
+    `weights`: $TICKETNET_WEIGHTS."""
     if not CHROMIUM.is_file():
         return {"skipped": f"{CHROMIUM} not found (apt-get install -y chromium)"}
     try:
@@ -138,7 +154,8 @@ def cold_start(launcher: str = "python -m dashboard", page: str = "tickets", cac
     except ImportError:
         return {"skipped": "playwright is not installed (pip install -r requirements-dev.txt)"}
     path, heading, charts = PAGES[page]
-    env = {**os.environ, **({"TICKETNET_CACHE": cache} if cache else {})}
+    env = {**os.environ, **({"TICKETNET_CACHE": cache} if cache else {}),
+           **({"TICKETNET_WEIGHTS": str(weights)} if weights else {})}
     port = free_port()
     url = f"http://localhost:{port}"
     with sync_playwright() as p:

@@ -1,0 +1,113 @@
+"""The router's predictions on its evaluation splits, kept beside its weights so they can be shown without the model."""
+
+# `python -m ticketnet train` (or `python -m ticketnet predictions` for existing weights) writes one Parquet table per
+# split into `predictions/` beside router.pt, and a manifest with the SHA-256 of the router's three files and of each
+# split's CSV. A reader gets a table only while both still match: new weights or regenerated data make it absent,
+# never stale. The dashboard's first page draws from these on a fresh machine before torch has even loaded.
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ticketnet._runtime.atomic import write_atomic
+from ticketnet._runtime.hashing import files_hash
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ticketnet.router import Router
+
+FOLDER = "predictions"
+MANIFEST = "manifest.json"
+SPLITS = ("valid", "test", "handwritten")          # the splits a reader looks at first; train is 60,000 tickets
+
+
+def weights_files(weights: Path) -> tuple[Path, Path, Path]:
+    """The files that make a router: the weights and the vocab.json and router.json beside them."""
+    weights = Path(weights)
+    return weights, weights.parent / "vocab.json", weights.parent / "router.json"
+
+
+def routed_table(router: "Router", rows: Sequence[Mapping[str, str]], workers: int = 1) -> "pd.DataFrame":
+    """Every ticket of `rows` (ticket_id, text, team, pattern) with the router's prediction: ticket_id, text, team,
+    predicted, confidence, tokens, pattern, correct, truncated and p_<team> (probabilities rounded to 4 decimals).
+    Raises ValueError for a ticket with no token."""
+    import pandas as pd
+
+    encoded = [router.encode(r["text"]) for r in rows]
+    probs = router.predict_encoded(encoded, workers=workers)
+    conf, pred = probs.max(dim=1)
+    teams = list(router.teams)
+    df = pd.DataFrame({
+        "ticket_id": [r["ticket_id"] for r in rows],
+        "text": [r["text"] for r in rows],
+        "team": [r.get("team", "") for r in rows],
+        "predicted": [teams[i] for i in pred.tolist()],
+        "confidence": conf.double().numpy().round(4),
+        "tokens": [len(e.ids) for e in encoded],
+        "pattern": [r.get("pattern", "") or "" for r in rows],
+    })
+    df["correct"] = df["team"].eq(df["predicted"])
+    df["truncated"] = [e.truncated for e in encoded]
+    for i, t in enumerate(teams):
+        df[f"p_{t}"] = probs[:, i].double().numpy().round(4)
+    return df
+
+
+def write_predictions(router: "Router", weights: Path, data: Path, splits: Iterable[str] = SPLITS) -> dict:
+    """Route every split of `splits` found in `data` and write the tables and the manifest into `predictions/` beside
+    `weights` (each file atomically, the manifest last). Returns the manifest."""
+    import io
+
+    from ticketnet.data.tickets import load_split
+
+    folder = Path(weights).parent / FOLDER
+    manifest: dict = {"weights_sha256": files_hash(weights_files(weights)), "splits": {}}
+    for split in splits:
+        csv = Path(data) / f"{split}.csv"
+        if not csv.is_file():
+            continue
+        table = routed_table(router, load_split(csv))
+        buffer = io.BytesIO()
+        table.to_parquet(buffer, index=False)
+        write_atomic(folder / f"{split}.parquet", buffer.getvalue())
+        manifest["splits"][split] = {"data_sha256": files_hash([csv]), "tickets": len(table),
+                                     "accuracy": round(float(table["correct"].mean()), 4)}
+    write_atomic(folder / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+    return manifest
+
+
+def _entry(weights: Path, split: str, split_csv: Path) -> Path | None:
+    folder = Path(weights).parent / FOLDER
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        entry = manifest["splits"][split]
+        if (manifest["weights_sha256"] != files_hash(weights_files(weights))
+                or entry["data_sha256"] != files_hash([split_csv])):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    path = folder / f"{split}.parquet"
+    return path if path.is_file() else None
+
+
+def has_predictions(weights: Path, split: str, split_csv: Path) -> bool:
+    """Whether predictions of exactly this router on exactly this CSV are stored (hashes only; no pandas)."""
+    return _entry(weights, split, split_csv) is not None
+
+
+def read_predictions(weights: Path, split: str, split_csv: Path) -> "pd.DataFrame | None":
+    """The stored predictions of this router on this CSV (`routed_table`'s columns), or None when there are none,
+    they belong to other weights or other data, or the file cannot be read."""
+    path = _entry(weights, split, split_csv)
+    if path is None:
+        return None
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path)
+    except Exception:                     # noqa: BLE001 - truncated or foreign file: route instead
+        return None
