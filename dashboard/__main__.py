@@ -1,11 +1,11 @@
 """`python -m dashboard [streamlit options]`: the Streamlit server, with the heavy libraries importing as it starts."""
 
-# A cold start spends most of the first script run importing torch, pandas and altair (about 1.9 s on the 2-core
-# machine) after the browser has connected. Starting those imports in a thread as the process starts overlaps them
-# with the server's own start-up and with the browser fetching the frontend; the first script run then finds them
-# in sys.modules (or waits on the import lock for the rest). Measured side by side by `python -m ticketnet bench`
-# (cold start, both launchers alternated). An earlier version waited for the server to listen before importing and
-# gained nothing: the browser's frontend load alone was too short to hide the imports behind.
+# A cold start used to spend most of the first script run importing torch, pandas and altair (about 1.9 s on the
+# 2-core machine) after the browser had connected. Now the first page (Tickets) draws without torch when the valid
+# split's predictions are at hand (shipped with the weights, or stored by an earlier start), and this launcher
+# imports pandas and altair in a thread from the process's start, overlapping the server's own start-up and the
+# browser fetching the frontend; torch comes first only when that page must route the split. Measured side by side
+# by `python -m ticketnet bench` (cold start, both launchers alternated; README, Speed).
 
 from __future__ import annotations
 

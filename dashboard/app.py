@@ -2,7 +2,8 @@
 
 # Run from the repository root (`make run` does this):
 #
-#     python -m dashboard          # `streamlit run dashboard/app.py`, with torch, pandas and altair importing early
+#     python -m dashboard          # `streamlit run dashboard/app.py`, with pandas and altair (and torch when the first
+#                                  # page must route) importing early
 #
 # Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
 # head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
