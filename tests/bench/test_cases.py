@@ -106,3 +106,24 @@ def test_interventions_case_reports_every_timing_and_ratio(router, valid_rows):
     assert "patching" not in r["n16"]["seconds"]
     for key in ("knockout_row_ratio", "effect_map_ratio", "head_ablation_ratio", "patching_ratio", "shapley_ratio"):
         assert math.isfinite(r["n12"][key]) and r["n12"][key] > 0
+
+
+def test_corpus_throughput_runs_the_worker_counts_mirrored_and_averages_them(tmp_path, monkeypatch):
+    from ticketnet.bench import corpus
+
+    order, rates = [], iter([60.0, 120.0, 110.0, 64.0])
+    monkeypatch.setattr(corpus, "synth", lambda n, out: out)
+    monkeypatch.setattr(corpus, "in_process", lambda path, n: {"tickets": n, "seconds": 1.0, "tickets_per_second": 62.0})
+
+    def scan(path, out, level, workers, partition_size):
+        order.append(workers)
+        return {"tickets_per_second": next(rates), "compute_seconds": 1.0, "seconds": 1.0,
+                "worker_peak_rss_mb": [100.0] * workers, "client_peak_rss_mb": 50.0}
+
+    monkeypatch.setattr(corpus, "scan", scan)
+    out = corpus.throughput(tmp_path, 2_000, lambda *_: None)
+    assert order == [1, 2, 2, 1]                        # a steady drift hits both counts alike
+    assert out["workers_1"]["tickets_per_second"] == 62.0 and out["workers_2"]["tickets_per_second"] == 115.0
+    assert out["two_workers_vs_one"] == pytest.approx(115 / 62)
+    assert out["one_worker_vs_in_process"] == pytest.approx(1.0)
+    assert len(out["workers_2_runs"]) == 2
