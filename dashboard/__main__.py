@@ -19,13 +19,14 @@ APP = Path(__file__).resolve().parent / "app.py"
 def _first_page_routes() -> bool:
     """Whether the Tickets page will have to route the valid split (its predictions neither shipped with these weights
     for this data nor stored by an earlier start): only then does it need torch before it can draw."""
-    from dashboard import store        # hashlib, json and paths only: no pandas, no torch
+    from dashboard import store  # hashlib, json and paths only: no pandas, no torch
     from ticketnet import paths, predictions
 
     weights, valid = paths.weights_path(), paths.data_path() / "valid.csv"
     try:
-        return not (predictions.has_predictions(weights, "valid", valid)
-                    or store.stored_table_path("routed", "valid", weights, valid).is_file())
+        hashes = predictions.key_hashes(weights, valid)
+        return not (predictions.has_predictions(weights, "valid", valid, hashes)
+                    or store.table_path("routed", "valid", *hashes).is_file())
     except OSError:
         return True
 
@@ -35,8 +36,8 @@ def _preload(torch_first: bool) -> None:
     # importing those at the same moment, can wait on these imports' locks but never form a cycle with them.
     if torch_first:
         import torch  # noqa: F401
-    import pandas  # noqa: F401
     import altair
+    import pandas  # noqa: F401
     import streamlit.emojis  # noqa: F401  (compiled on the first st.set_page_config with an emoji icon: 50 ms)
 
     # The first validated chart loads and compiles the Vega-Lite schema (about 65 ms); every later one reuses it.

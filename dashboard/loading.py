@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ticketnet.router import Router
 
 from dashboard import store
+
 SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwritten: written by hand, never trained on
 
 # One server, many sessions: every session's script run is its own thread, and each would start its own pool of
@@ -69,8 +70,7 @@ def stamp(path: Path) -> tuple[str, int, int]:
 
 
 def weights_stamp() -> tuple:
-    p = weights_path()
-    return (stamp(p), stamp(p.parent / "vocab.json"), stamp(p.parent / "router.json"))
+    return tuple(stamp(p) for p in predictions.weights_files(weights_path()))
 
 
 # -- one readable failure ---------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def fail(title: str, message: str, what_to_do: str) -> None:
 
 # -- the router -------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the router…", max_entries=2)
-def _load_router(path: str, key: tuple) -> "Router":
+def _load_router(path: str, key: tuple) -> Router:
     # One model for every session, only ever read: forward passes run under torch.inference_mode() (in ticketnet)
     # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
     # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
@@ -126,8 +126,8 @@ def _model_warmup() -> threading.Thread:
         time.sleep(WARMUP_DELAY_S)
         # Modules only (no Streamlit cache is touched outside a script run); none of them imports the dashboard, so
         # a script thread importing dashboard modules meanwhile waits on these locks at worst, never in a cycle.
-        import ticketnet.interpret  # noqa: F401
-        import ticketnet.nn.lens  # noqa: F401
+        import ticketnet.interpret
+        import ticketnet.nn.lens
         import ticketnet.router  # noqa: F401
 
     thread = threading.Thread(target=load, name="ticketnet-model-warmup", daemon=True)
@@ -147,7 +147,7 @@ def _weights_failed(exc: WeightsError) -> None:
          "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
 
 
-def router() -> "Router":
+def router() -> Router:
     """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
     use_server_threads()
     path = weights_path()
@@ -240,7 +240,8 @@ def quality(split: str) -> dict:
     df = split_table(split)
     teams = list(card().teams)
     y = np.array([teams.index(t) for t in df["team"]])
-    return summarize(df[[f"p_{t}" for t in teams]].to_numpy(), y, tuple(teams), df["pattern"].isin(HARD_PATTERNS).to_numpy())
+    hard = df["pattern"].isin(HARD_PATTERNS).to_numpy()
+    return summarize(df[[f"p_{t}" for t in teams]].to_numpy(), y, tuple(teams), hard)
 
 
 def routed_probs(split: str, ticket_id: str) -> list[float] | None:
@@ -309,11 +310,15 @@ def _hash_files(paths: tuple[str, ...], key: tuple) -> str:
     return store.files_hash(Path(p) for p in paths)
 
 
+def _key_hashes(split: str) -> tuple[str, str]:
+    """`ticketnet.predictions.key_hashes` of the current weights and the split's CSV, hashed once per file change."""
+    weights = predictions.weights_files(weights_path())
+    return (_hash_files(tuple(str(p) for p in weights), weights_stamp()),
+            _hash_files((str(split_path(split)),), stamp(split_path(split))))
+
+
 def _disk_path(split: str, kind: str) -> Path:
-    weights = store.weights_files(weights_path())
-    weights_hash = _hash_files(tuple(str(p) for p in weights), weights_stamp())
-    data_hash = _hash_files((str(split_path(split)),), stamp(split_path(split)))
-    return store.table_path(kind, split, weights_hash, data_hash)
+    return store.table_path(kind, split, *_key_hashes(split))
 
 
 def _split_key(split: str, kind: str) -> tuple:
@@ -327,7 +332,7 @@ def _stored(split: str, kind: str) -> pd.DataFrame | None:
     if key not in tables:
         found = store.load_table(_disk_path(split, kind))
         if found is None and kind == "routed":
-            found = predictions.read_predictions(weights_path(), split, split_path(split))
+            found = predictions.read_predictions(weights_path(), split, split_path(split), _key_hashes(split))
         if found is None:
             return None
         tables[key] = found

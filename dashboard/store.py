@@ -21,26 +21,22 @@ from typing import TYPE_CHECKING
 
 from ticketnet import paths
 from ticketnet._runtime.atomic import write_atomic
-from ticketnet._runtime.hashing import files_hash
-from ticketnet.predictions import weights_files
+from ticketnet._runtime.hashing import files_hash  # noqa: F401  (store.files_hash: the key's hash, for callers)
 
 PACKED_URL_LIMIT = 6_000          # characters of `?ztext=`; browsers and proxies take far more, but links stay sane
 TYPED_MAX_CHARS = 200_000         # never unpack or load more than this (a crafted link cannot inflate memory)
 _HASH = re.compile(r"^[0-9a-f]{16,64}$")
 
-if TYPE_CHECKING:                 # pandas is imported where a table is read or written: the launcher imports this
-    import pandas as pd           # module before anything else to see what the first page will need
+# pandas is imported where a table is read or written: the launcher imports this module before anything else, to
+# see what the first page will need.
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 cache_dir = paths.cache_dir       # $TICKETNET_CACHE, else ~/.cache/ticketnet
 
 
 # -- split-wide tables ---------------------------------------------------------------------------------------------
-def stored_table_path(kind: str, split: str, weights: Path, split_csv: Path) -> Path:
-    """`table_path` for the router at `weights` and the split's CSV, hashing both (about 10 ms for the shipped files)."""
-    return table_path(kind, split, files_hash(weights_files(weights)), files_hash([split_csv]))
-
-
 def table_path(kind: str, split: str, weights_hash: str, data_hash: str) -> Path:
     """Where a split's table of `kind` ("interpret", "heads") for these weights and data lives."""
     return cache_dir() / "splits" / f"{kind}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}.parquet"

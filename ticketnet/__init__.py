@@ -30,4 +30,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
 
 
-__all__ = sorted(_LAZY)
+__all__ = list(_LAZY)

@@ -39,7 +39,8 @@ def expected_calibration_error(probs, y_true, n_bins: int = 15) -> float:
     for b in range(n_bins):
         inside = bins == b
         if inside.any():
-            ece += float(inside.mean()) * abs(float(correct[inside].mean()) - float(conf[inside].astype(np.float64).mean()))
+            gap = float(correct[inside].mean()) - float(conf[inside].astype(np.float64).mean())
+            ece += float(inside.mean()) * abs(gap)
     return ece
 
 
@@ -55,7 +56,7 @@ def summarize(probs, y_true, teams: tuple[str, ...], hard=None, groups: list[str
     pc = per_class(conf)
     correct = pred == y_true
     out = {
-        "n": int(len(y_true)),
+        "n": len(y_true),
         "accuracy": float(correct.mean()),
         "ece": expected_calibration_error(probs, y_true),
         "per_team": {t: {k: round(float(v[i]), 4) for k, v in pc.items()} for i, t in enumerate(teams)},
@@ -80,7 +81,7 @@ def fit_temperature(logits, y_true, lo: float = 0.05, hi: float = 20.0, iters: i
 
     The NLL is convex in 1/T, so a golden-section search over log T between `lo` and `hi` finds its minimum.
     """
-    import torch                                    # training only: the rest of this module needs no torch
+    import torch  # training only: the rest of this module needs no torch
 
     logits, y = logits.double(), y_true.long()
 

@@ -31,7 +31,13 @@ def weights_files(weights: Path) -> tuple[Path, Path, Path]:
     return weights, weights.parent / "vocab.json", weights.parent / "router.json"
 
 
-def routed_table(router: "Router", rows: Sequence[Mapping[str, str]], workers: int = 1) -> "pd.DataFrame":
+def key_hashes(weights: Path, split_csv: Path) -> tuple[str, str]:
+    """(SHA-256 of the router's three files, SHA-256 of the split's CSV): what a table of this router's predictions
+    on this CSV is keyed by, here and in the dashboard's disk store (about 10 ms for the shipped files)."""
+    return files_hash(weights_files(weights)), files_hash([split_csv])
+
+
+def routed_table(router: Router, rows: Sequence[Mapping[str, str]], workers: int = 1) -> pd.DataFrame:
     """Every ticket of `rows` (ticket_id, text, team, pattern) with the router's prediction: ticket_id, text, team,
     predicted, confidence, tokens, pattern, correct, truncated and p_<team> (probabilities rounded to 4 decimals).
     Raises ValueError for a ticket with no token."""
@@ -57,7 +63,7 @@ def routed_table(router: "Router", rows: Sequence[Mapping[str, str]], workers: i
     return df
 
 
-def write_predictions(router: "Router", weights: Path, data: Path, splits: Iterable[str] = SPLITS) -> dict:
+def write_predictions(router: Router, weights: Path, data: Path, splits: Iterable[str] = SPLITS) -> dict:
     """Route every split of `splits` found in `data` and write the tables and the manifest into `predictions/` beside
     `weights` (each file atomically, the manifest last). Returns the manifest."""
     import io
@@ -80,13 +86,13 @@ def write_predictions(router: "Router", weights: Path, data: Path, splits: Itera
     return manifest
 
 
-def _entry(weights: Path, split: str, split_csv: Path) -> Path | None:
+def _entry(weights: Path, split: str, split_csv: Path, hashes: tuple[str, str] | None) -> Path | None:
     folder = Path(weights).parent / FOLDER
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         entry = manifest["splits"][split]
-        if (manifest["weights_sha256"] != files_hash(weights_files(weights))
-                or entry["data_sha256"] != files_hash([split_csv])):
+        weights_hash, data_hash = hashes or key_hashes(weights, split_csv)
+        if manifest["weights_sha256"] != weights_hash or entry["data_sha256"] != data_hash:
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -94,15 +100,17 @@ def _entry(weights: Path, split: str, split_csv: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def has_predictions(weights: Path, split: str, split_csv: Path) -> bool:
-    """Whether predictions of exactly this router on exactly this CSV are stored (hashes only; no pandas)."""
-    return _entry(weights, split, split_csv) is not None
+def has_predictions(weights: Path, split: str, split_csv: Path, hashes: tuple[str, str] | None = None) -> bool:
+    """Whether predictions of exactly this router on exactly this CSV are stored (hashes only; no pandas).
+    `hashes`: their `key_hashes`, when the caller has them already."""
+    return _entry(weights, split, split_csv, hashes) is not None
 
 
-def read_predictions(weights: Path, split: str, split_csv: Path) -> "pd.DataFrame | None":
+def read_predictions(weights: Path, split: str, split_csv: Path,
+                     hashes: tuple[str, str] | None = None) -> pd.DataFrame | None:
     """The stored predictions of this router on this CSV (`routed_table`'s columns), or None when there are none,
-    they belong to other weights or other data, or the file cannot be read."""
-    path = _entry(weights, split, split_csv)
+    they belong to other weights or other data, or the file cannot be read. `hashes`: as for `has_predictions`."""
+    path = _entry(weights, split, split_csv, hashes)
     if path is None:
         return None
     import pandas as pd

@@ -44,7 +44,7 @@ def test_torch_is_preloaded_only_when_the_first_page_must_route(router, artifact
     weights, valid = paths.weights_path(), paths.data_path() / "valid.csv"
 
     assert launcher._first_page_routes(), "no predictions with the weights, an empty cache: the page routes"
-    path = store.stored_table_path("routed", "valid", weights, valid)
+    path = store.table_path("routed", "valid", *predictions.key_hashes(weights, valid))
     assert store.save_table(path, __import__("pandas").DataFrame({"ticket_id": ["T-1"]}))
     assert not launcher._first_page_routes(), "stored by an earlier start: the page draws without the model"
     path.unlink()
@@ -56,7 +56,7 @@ def test_torch_is_preloaded_only_when_the_first_page_must_route(router, artifact
 
 def _fresh_python(code: str) -> str:
     """The last line `code` prints in a new interpreter (this one has torch loaded already)."""
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     return out.stdout.strip().splitlines()[-1]
 

@@ -110,9 +110,8 @@ SCENARIOS = (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"),
 def cold_starts(repeats: int = 3, timeout: float = 60, launchers: tuple[str, ...] = tuple(LAUNCHERS)) -> dict:
     """Every scenario of `SCENARIOS` for every launcher, `repeats` times, the launchers alternated so that drift
     hits both: medians per launcher and scenario ("<launcher>: <page>, <cache>"), and the launchers' ratios."""
-    import tempfile
-
     import shutil
+    import tempfile
 
     from ticketnet.paths import weights_path
     from ticketnet.predictions import weights_files
