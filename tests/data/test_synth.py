@@ -202,3 +202,10 @@ def test_write_splits_and_main_write_loadable_files(tmp_path):
         assert load_split(path) == generate(3, SMALL)[split]
     assert main(["--out", str(tmp_path / "b"), "--seed", "3"]) == 0
     assert len(load_split(tmp_path / "b" / "valid.csv")) == DEFAULT_SIZES[1]
+
+
+def test_team_words_take_the_right_article(rows):
+    # "Not a {w} question" with w = "account" or "exchange" must read "Not an account question".
+    texts = [r["text"] for r in rows if r["pattern"] == "negated"]
+    assert not [t for t in texts if re.search(r"\b[Aa] (account|exchange|order|issue|email|invoice|item)\b", t)]
+    assert any(re.search(r"\b[Aa]n (account|exchange)\b", t) for t in texts)

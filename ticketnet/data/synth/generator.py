@@ -61,6 +61,7 @@ _WORD = re.compile(r"[A-Za-z]{4,}")
 _LOOSE_PUNCT = re.compile(r"[.,!?;:](?=\s|$)")
 _TEXT_WORD = re.compile(r"[A-Za-z']+")
 _I_WORDS = ("I", "I'm", "I've", "I'd", "I'll")
+_A_VOWEL = re.compile(r"\b([Aa]) ([aeiou])")     # "a account question" -> "an account question"
 
 # A ticket under construction: a list of (kind, segments); a segment is (text, is_evidence).
 Segments = list[tuple[str, bool]]
@@ -244,7 +245,7 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
                 sentence = _set_aside(rng.choice(CONTENT_FRAMES), topic)
             elif kind == "team":
                 words = next(w for t, w in TEAM_WORDS if t == distractor)
-                sentence = rng.choice(TEAM_WORD_FRAMES).replace("{w}", rng.choice(words))
+                sentence = _A_VOWEL.sub(r"\1n \2", rng.choice(TEAM_WORD_FRAMES).replace("{w}", rng.choice(words)))
             elif kind == "pair":
                 third = rng.choice([t for t in TEAMS if t not in (team, distractor)])
                 first, second = (distractor, third) if rng.random() < 0.5 else (third, distractor)

@@ -558,7 +558,9 @@ ASIDES = (
     )),
 )
 ASIDE_LEADS = ("", "", "", "Anyway, ", "Anyway, what I need is this: ", "The reason I'm writing: ",
-               "Different thing though: ", "My actual question: ")
+               "Different thing though: ", "My actual question: ", "Anyway, the actual question: ",
+               "That's by the by, but ", "Anyway, the real reason I'm writing: ", "More to the point, ",
+               "Which brings me to my question: ", "That's not why I'm writing though – ")
 
 # (convention team, other plausible team, template). The convention is the data card's labelling rule: the team
 # that must act on the main request (broken on arrival and sent back: returns; broken and to be fixed: product).
@@ -1246,13 +1248,29 @@ NEG_WANTS = (
                 ("change my password", "close my account", "update my profile", "unsubscribe", "log in again")),
 )
 NEG_WANT_NOUN_FRAMES = ("I don't want {w}.", "I'm not asking for {w}.", "I don't need {w}.", "Not looking for {w}.",
-                        "I'm not after {w}.", "This is not a request for {w}.", "I do not require {w}.")
+                        "I'm not after {w}.", "This is not a request for {w}.", "I do not require {w}.",
+                        "I'm not chasing {w}.", "I'm not expecting {w}.", "I'm not asking you for {w}.",
+                        "There's no need for {w}.", "I'm not fussed about {w}.", "I'm not interested in {w}.",
+                        "Honestly, {w} isn't what I need.", "Rather than {w}, I need something else.",
+                        "It's not {w} I'm after.", "I wasn't after {w}.", "Just to be clear, I don't want {w}.",
+                        "I'd rather not have {w}.", "Not wanting {w}.", "i dont want {w}",
+                        "Not asking for {w} or anything like that.")
 NEG_WANT_VERB_FRAMES = ("I don't want to {w}.", "I'm not trying to {w}.", "No need to {w}.", "I don't need to {w}.",
-                        "Please don't {w}.", "I'm not looking to {w}.", "I have no wish to {w}.")
+                        "Please don't {w}.", "I'm not looking to {w}.", "I have no wish to {w}.",
+                        "I'd rather not {w}.", "I'd prefer not to {w}.", "There's no need to {w}.",
+                        "I'm not asking to {w}.", "I don't actually want to {w}.", "I'm not planning to {w}.",
+                        "I have no plans to {w}.", "I'm not writing to {w}.", "It's not that I want to {w}.",
+                        "I definitely don't want to {w}.", "Not wanting to {w}.", "I'm not keen to {w}.",
+                        "Don't need to {w}.", "i dont want to {w}", "Honestly, I don't want to {w}.")
 # Contentment with another team's side: "I'm happy with the delivery."
 CONTENT_FRAMES = ("I'm happy with {t}.", "^{t} was great.", "No complaints about {t}.", "^{t} is sorted.",
                   "I'm fine with {t}.", "^{t} went smoothly.", "All good with {t}.", "No fault with {t} at all.",
-                  "I know {t} is fine.", "^{t} is not a problem.", "I've no issue with {t}.", "^{t} was perfect.")
+                  "I know {t} is fine.", "^{t} is not a problem.", "I've no issue with {t}.", "^{t} was perfect.",
+                  "^{t} was fine.", "Can't fault {t}.", "I've no complaints about {t}.", "Everything's fine with {t}.",
+                  "I'm perfectly happy with {t}.", "^{t} was spot on.", "^{t} has been fine.",
+                  "Really pleased with {t}.", "No issues with {t} at all.", "^{t} was no bother at all.",
+                  "To be fair, {t} was fine.", "^{t} is absolutely fine.", "Happy with {t}, no issues there.",
+                  "^{t} was all fine – no complaints there.", "^{t} was fine tbh")
 
 # A team named by the kind of question it answers: "Not a product question."
 TEAM_WORDS = (
@@ -1264,13 +1282,22 @@ TEAM_WORDS = (
 )
 TEAM_WORD_FRAMES = ("Not a {w} question.", "This isn't a {w} issue.", "It's not a {w} problem.", "No {w} issue here.",
                     "Not a {w} query.", "This is not {w} related.", "It's not really a {w} thing.",
-                    "Not a {w} complaint.", "I don't have a {w} problem.", "nothing {w} related")
+                    "Not a {w} complaint.", "I don't have a {w} problem.", "nothing {w} related",
+                    "Not one for the {w} team.", "Please don't pass this to the {w} team.",
+                    "There's no {w} side to this.", "The {w} side is all fine.", "Nothing on the {w} side.",
+                    "It's not {w} stuff.", "My question isn't {w} related.", "not {w} related btw",
+                    "This doesn't need the {w} team.", "It's not a question for the {w} team.")
 # Two other teams' topics set aside at once: "I'm happy with the price and the delivery."
 PAIR_FRAMES = ("I'm happy with {t} and {t2}.", "It's not about {t} or {t2}.", "Nothing to do with {t} or {t2}.",
                "No problem with {t} or {t2}.", "Not asking about {t} or {t2}.", "^{t} and {t2} are both fine.",
-               "I'm not writing about {t} or {t2}.", "Forget {t} and {t2}.", "I have no complaint about {t} or {t2}.")
+               "I'm not writing about {t} or {t2}.", "Forget {t} and {t2}.", "I have no complaint about {t} or {t2}.",
+               "Not about {t} or {t2}.", "^{t} and {t2} were both fine.", "I've no issue with {t} or {t2}.",
+               "Nothing wrong with {t} or {t2}.", "Can't fault {t} or {t2}.", "Happy with both {t} and {t2}.",
+               "This isn't about {t}, and it isn't about {t2} either.", "^{t} and {t2} were no problem.")
 PAIR_WANT_FRAMES = ("I don't want {w} or {w2}.", "I'm not asking for {w} or {w2}.", "No need for {w} or {w2}.",
-                    "Not after {w} or {w2}.")
+                    "Not after {w} or {w2}.", "I don't need {w} or {w2}.", "Not looking for {w} or {w2}.",
+                    "I'm not expecting {w} or {w2}.", "I'm not chasing {w} or {w2}.",
+                    "I don't want {w}, and I don't want {w2} either.", "I'm not interested in {w} or {w2}.")
 
 # Sentences around a request that set another team's topic aside; {t} is a topic of that team.
 NEG_BEFORE = (
@@ -1281,17 +1308,32 @@ NEG_BEFORE = (
     "This has nothing to do with {t}.", "I don't have a problem with {t}.", "My question is not about {t}.",
     "I wasn't asking about {t}.", "I'm not complaining about {t}.", "Leaving {t} aside.", "Not {t}, that's fine.",
     "It is not to do with {t}.", "^{t} is ok.", "Not writing about {t} at all.", "Ignore {t} for a moment.",
+    "Putting {t} to one side.", "^{t} was fine, this is purely about something else.", "^{t} can wait.",
+    "Forget {t} for now.", "Not fussed about {t}.", "I'm not bothered about {t}.",
+    "Just so you know, {t} isn't the issue.", "First off, it's not about {t}.", "To be clear, {t} is fine.",
+    "^{t} – no problem there.", "^{t} is all sorted, thanks.", "It's nothing to do with {t} this time.",
+    "Don't worry about {t}.", "its not {t}", "Please ignore {t}, that's fine.", "I'm not querying {t}.",
+    "My query isn't about {t}.", "This isn't to do with {t}.", "^{t} I'm not worried about.",
+    "I'll say first that {t} was fine.",
 )
 NEG_AFTER = (
     "This is not about {t}.", "(Not about {t}.)", "Nothing to do with {t} by the way.", "^{t} was fine.",
     "I have no problem with {t}.", "Just to be clear, it's not about {t}.", "Not about {t}.",
     "^{t} is ok, that's not the issue.", "I'm not asking about {t}.", "No problem with {t} though.",
-    "^{t} itself was fine.", "It isn't about {t}.",
+    "^{t} itself was fine.", "It isn't about {t}.", "^{t} was fine, by the way.", "(^{t} is fine.)",
+    "Just so you know, {t} was fine.", "It's not {t} I'm querying.", "^{t} isn't the problem here.",
+    "No issue with {t} at all.", "I'm not worried about {t}.", "Nothing to do with {t}, to be clear.",
+    "^{t} was all fine – it's just this.", "This is purely about that, not {t}.", "Not {t}, just to be clear.",
+    "im not asking about {t} btw", "^{t} I have no complaints about.", "^{t} can wait, this can't.",
+    "Everything else, {t} included, was fine.",
 )
 # A set-aside clause joined to the request: "{clause}{joiner}request".
 NEG_JOIN = (
     "It's not about {t}", "Not {t}", "^{t} is fine", "No problem with {t}", "Not asking about {t}",
     "I don't need help with {t}", "Forget {t}", "It isn't {t}", "Never mind {t}", "^{t} is not the issue",
+    "^{t} was fine", "^{t} can wait", "I'm not fussed about {t}", "^{t} is sorted", "Nothing wrong with {t}",
+    "I'm not querying {t}", "It's not {t} I'm worried about", "^{t} isn't the problem", "My query isn't about {t}",
+    "Not bothered about {t}", "I've no issue with {t}", "This isn't to do with {t}",
 )
 NEG_JOINERS = (", but ", " - ", ", ", ". ", "; ", ", what I need is this: ", ", my question is: ")
 
@@ -1312,26 +1354,45 @@ MAIN_LEADS = ("", "", "Mainly, ", "The main thing: ", "Most importantly, ", "Fir
               "Above all, ", "Please, most importantly, ", "The main problem: ", "The pressing matter: ",
               "What I need most: ", "First things first: ", "Most urgently, ", "My main concern: ", "Primarily, ",
               "The real issue: ", "Urgent: ", "Mainly I'm writing because ", "The big thing: ",
-              "What I'm really after: ", "Main reason for writing - ", "most important: ", "mainly ")
+              "What I'm really after: ", "Main reason for writing - ", "most important: ", "mainly ",
+              "The real reason for my email: ", "The thing I actually need: ", "What's really bothering me: ",
+              "Main thing first: ", "Most urgent first – ", "First and foremost, ", "Right, the main thing: ",
+              "Chiefly, ", "The thing that matters: ", "Main question – ", "URGENT - ", "main thing: ", "Key thing: ",
+              "Before anything else, ", "What I need sorted first: ")
 MAIN_LEADS_AFTER = ("But the urgent thing: ", "Mainly though, ", "What I really need: ", "More importantly, ",
                     "The main reason I'm writing: ", "But mostly, ", "Anyway, the real problem: ",
                     "The priority though: ", "What matters most: ", "My real question: ", "But first of all, ",
                     "The thing I need sorted today: ", "But above all, ", "But the main thing is this: ",
                     "Mostly though, ", "The pressing matter is this: ", "What I actually need: ",
                     "The bigger problem: ", "But my real reason for writing: ", "More urgently, ",
-                    "but mainly ", "The important one: ")
+                    "but mainly ", "The important one: ", "More to the point, ", "The real reason I'm writing: ",
+                    "What's really bothering me though: ", "But the thing I actually need: ",
+                    "Anyway, the main thing: ", "Now the important bit: ", "Right, the real issue: ",
+                    "But what I really need sorted: ", "Much more importantly, ", "But the bigger issue – ",
+                    "What I'm actually writing about: ", "Main thing though – ", "but the real issue is this: ",
+                    "Far more urgent: ", "Anyway, the thing I need help with: ")
 MINOR_LEADS_AFTER = ("Less important, but ", "Not urgent, but ", "Minor thing: ", "Also, when you have a moment, ",
                      "P.S. ", "Small thing too: ", "Oh and, no rush, ", "Separately (not urgent), ", "Secondly, ",
                      "Less pressing: ", "Lower priority: ", "A side note: ", "Unrelated, but ", "2) ",
                      "And another small thing, ", "Whenever you get a chance, ", "By the way, ", "Also, ",
                      "The other thing is ", "The minor thing: ", "Oh, and ", "Incidentally, ", "On a separate note, ",
                      "As an aside, ", "BTW ", "One more, less important, thing: ", "Also - ", "And separately, ",
-                     "Much less important: ", "btw ", "also ")
+                     "Much less important: ", "btw ", "also ", "On a lighter note, ", "While I think of it, ",
+                     "Also, no rush, ", "Also, when you get a sec: ", "Not a big deal, but ",
+                     "One other small thing – ",
+                     "Also – and this can wait – ", "And while I'm here, ", "Slightly unrelated, but ",
+                     "Another thing for when you get a moment: ", "oh and also ", "Lastly, and less importantly, ",
+                     "A second, smaller thing: ", "Whilst I'm at it, ", "PS - ")
 MINOR_LEADS_BEFORE = ("Small thing first: ", "Not urgent, but ", "A minor point: ", "Before I forget, ",
                       "Quick aside: ", "One little thing: ", "A side note before the main thing: ", "Low priority: ",
                       "Something small: ", "Unrelated, but ", "First a small thing: ", "By the way, ",
                       "Not the main thing, but ", "Before the real question: ", "Minor one first: ",
-                      "Quick one that can wait: ")
+                      "Quick one that can wait: ", "First, a quick one I can chase later: ",
+                      "Quick one first, no rush: ", "While I think of it, ", "Before the main thing, a small one: ",
+                      "A quick one first (not urgent): ", "Small one to start with: ", "Just so I don't forget, ",
+                      "Not the main reason I'm writing, but ", "This can wait, but ", "Side issue first – ",
+                      "Quickly, before the main thing: ", "Minor point to start: ", "just quickly, ",
+                      "I'll mention this first, though I can chase it later: ", "Something that's not urgent: ")
 # Matching pairs of markers: the main request after the first, the minor one after the second.
 PAIRED_LEADS = (
     ("The big one: ", "The small one: "), ("Most pressing: ", "Less pressing: "), ("Primary: ", "Secondary: "),
@@ -1340,13 +1401,21 @@ PAIRED_LEADS = (
     ("My main question: ", "A smaller one: "), ("The main thing: ", "The other thing: "),
     ("Priority one: ", "Low priority: "), ("What I need today: ", "What can wait: "),
     ("The real problem: ", "A side issue: "), ("Number one: ", "Number two, not urgent: "),
+    ("The thing I actually need: ", "The thing that can wait: "), ("Main question – ", "Side question – "),
+    ("Important – ", "Not important – "), ("Urgent bit: ", "Non-urgent bit: "), ("Today please: ", "Whenever: "),
+    ("Needs sorting now: ", "No rush on this one: "), ("The pressing one – ", "The not-so-pressing one – "),
+    ("main one: ", "minor one: "),
 )
 # Softeners after the minor request ("..., but that can wait"): they mark it as the lesser topic from behind.
 MINOR_TAILS = ("", "", "", ", no rush", " but that can wait", ", but whatever", " but I'll live with it",
                ", not urgent", " - low priority", " but it's not important", ", but I'll check that myself first",
                " but not yet", ", whenever", " (not urgent)", ", but that's a minor thing", ", no big deal",
                ", no hurry", " but that's for later", ", but it can wait a week", " - not a priority",
-               ", but only if you have time", " but don't worry about that for now", ", though that's minor")
+               ", but only if you have time", " but don't worry about that for now", ", though that's minor",
+               ", though I can chase that later", ", no rush at all", ", but that one can wait",
+               ", but it's really not urgent", " but that's a small thing", ", not a big deal",
+               ", but it's not the main thing", ", but happy to wait on that", " - no rush on that one",
+               " but that's by the by", ", that's less pressing", " (no rush)")
 
 # Words a share of tickets leaves out or bends, as people do who write English as a second language or in a hurry
 # ("i not receive code", "mower blade not turn").
