@@ -92,3 +92,28 @@ def test_same_seed_same_weights(trained, tmp_path):
 def test_no_temporary_files_left(trained):
     _, out, _ = trained
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_ticket_loss_is_the_models_loss_plus_the_weighted_per_token_loss():
+    import torch.nn.functional as F
+
+    from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
+    from ticketnet.train import ticket_loss
+
+    torch.manual_seed(0)
+    model = TinyTransformer(TinyConfig(40, dropout=0.0))
+    ids, is_pad = pad_batch([[3, 4, 5, 6, 7], [8, 9], [10, 11, 12]])
+    labels = torch.tensor([1, 4, 0])
+    plain = F.cross_entropy(model(ids, is_pad), labels, label_smoothing=0.05)
+    # Without the token term it is the ticket loss the model's own forward gives (mean pooling, linear head).
+    assert ticket_loss(model, ids, is_pad, labels, TrainConfig(token_loss=0.0)).item() == pytest.approx(
+        plain.item(), abs=1e-6)
+    # With it: every real token's own logits head(norm(h_t)) scored against the ticket's team; padding left out.
+    h = model.blocks(model.embeddings(ids), src_key_padding_mask=is_pad)
+    per_token = model.head(model.norm(h))
+    real = ~is_pad
+    token = F.cross_entropy(per_token[real], labels[:, None].expand_as(real)[real], label_smoothing=0.05)
+    assert int(real.sum()) == 10
+    got = ticket_loss(model, ids, is_pad, labels, TrainConfig(token_loss=0.3)).item()
+    assert got == pytest.approx(plain.item() + 0.3 * token.item(), abs=1e-6)
+    assert token.item() > 0.5                                   # an untrained model: the term is far from zero

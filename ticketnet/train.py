@@ -38,6 +38,7 @@ class TrainConfig:
     drop_rate: float = 0.05   # augmentation: share of training tokens deleted (redrawn every epoch)
     dev_weight: float = 0.5   # weight of the hand-written development set's accuracy in the epoch score
     ood_accuracy: float = 0.67  # min_confidence: below it, valid tickets were routed right at most this often
+    token_loss: float = 0.3   # weight of the per-token loss: every token's own logits must name the ticket's team
 
 # Hand-written tickets, never trained on: the development set picks the epoch, the evaluation set is only reported.
 HANDWRITTEN = ("handwritten_dev", "handwritten")
@@ -66,6 +67,28 @@ def augment(seq: list[int], rng: random.Random, unk_rate: float, drop_rate: floa
             continue
         out.append(UNK_ID if r < drop_rate + unk_rate else t)
     return out or seq[:1]
+
+
+def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor, labels: torch.Tensor,
+                cfg: TrainConfig) -> torch.Tensor:
+    """Cross-entropy of the ticket's logits, plus `token_loss` times the mean cross-entropy of each token's own logits.
+
+    The head is linear and the pooling a mean, so the ticket's logits are the mean of per-token logits
+    head(norm(h_t)). The ticket loss only asks that mean to be right; the token term asks every token to carry the
+    team, so a set-aside topic ("I don't want to send it back") must be turned around by what the token attends to
+    rather than outvoted by the other tokens.
+    """
+    h = model.blocks(model.embeddings(ids), src_key_padding_mask=is_pad)    # (B, n, d)
+    per_token = model.head(model.norm(h))                                   # (B, n, C)
+    keep = (~is_pad).to(per_token.dtype).unsqueeze(-1)                      # (B, n, 1)
+    logits = (per_token * keep).sum(1) / keep.sum(1)                        # (B, C), the same as model(ids, is_pad)
+    loss = F.cross_entropy(logits, labels, label_smoothing=cfg.label_smoothing)
+    if cfg.token_loss:
+        real = ~is_pad                                                      # (B, n)
+        token_labels = labels[:, None].expand_as(real)[real]                # (tokens,)
+        loss = loss + cfg.token_loss * F.cross_entropy(per_token[real], token_labels,
+                                                       label_smoothing=cfg.label_smoothing)
+    return loss
 
 
 def predict_seqs(model: TinyTransformer, seqs: list[list[int]], batch_size: int = 512) -> torch.Tensor:
@@ -159,7 +182,7 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
         loss_sum = 0.0
         for idx in length_batches(seqs, cfg.batch_size, rng):
             ids, is_pad = pad_batch([augment(seqs[i], aug_rng, cfg.unk_rate, cfg.drop_rate) for i in idx])
-            loss = F.cross_entropy(model(ids, is_pad), labels[idx], label_smoothing=cfg.label_smoothing)
+            loss = ticket_loss(model, ids, is_pad, labels[idx], cfg)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
