@@ -17,10 +17,10 @@ from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.text import UNK_ID, Vocab
 from ticketnet.data.tickets import TEAMS, is_hard, load_split
 from ticketnet.metrics import fit_temperature, summarize
-from ticketnet.predictions import write_predictions
 from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.paths import TRAIN_SEED, data_dir, weights_dir
+from ticketnet.predictions import write_predictions
 from ticketnet.router import Router, file_sha256
 
 
@@ -132,8 +132,8 @@ def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, targe
     most `target_accuracy` of the time. max_unknown_share: the 99th percentile of valid's share of unknown word
     tokens, and at least 0.25.
     """
-    from ticketnet.router import Encoded
     from ticketnet.data.text import tokenize
+    from ticketnet.router import Encoded
 
     seqs, labels = encode_rows(rows, vocab, model.config.max_len)
     conf, pred = predict_seqs(model, seqs).max(dim=1)
