@@ -82,12 +82,16 @@ class RouterCard:
         return encode_text(text, self.vocab, self.max_len)
 
 
+def weights_files(weights: str | Path) -> tuple[Path, Path, Path]:
+    """The files that make a router: the weights and the vocab.json and router.json beside them."""
+    weights = Path(weights)
+    return weights, weights.parent / "vocab.json", weights.parent / "router.json"
+
+
 def load_card(weights: str | Path = WEIGHTS) -> RouterCard:
     """The card of the router at `weights`: its `vocab.json` and `router.json`, checked against each other (the
     weights file must exist too, though it is not read); raises WeightsError."""
-    weights = Path(weights)
-    folder = weights.parent
-    meta_path, vocab_path = folder / "router.json", folder / "vocab.json"
+    weights, vocab_path, meta_path = weights_files(weights)
     for p in (weights, meta_path, vocab_path):
         if not p.is_file():
             raise WeightsError(f"{p}: not found; run `python -m ticketnet train` to make the router "

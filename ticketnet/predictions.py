@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet._runtime.hashing import files_hash
+from ticketnet.card import weights_files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,12 +24,6 @@ if TYPE_CHECKING:
 FOLDER = "predictions"
 MANIFEST = "manifest.json"
 SPLITS = ("valid", "test", "handwritten")          # the splits a reader looks at first; train is 60,000 tickets
-
-
-def weights_files(weights: Path) -> tuple[Path, Path, Path]:
-    """The files that make a router: the weights and the vocab.json and router.json beside them."""
-    weights = Path(weights)
-    return weights, weights.parent / "vocab.json", weights.parent / "router.json"
 
 
 def key_hashes(weights: Path, split_csv: Path) -> tuple[str, str]:

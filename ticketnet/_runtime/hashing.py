@@ -7,15 +7,19 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def files_hash(paths: Iterable[Path]) -> str:
-    """SHA-256 over the files' names and bytes, in order (a missing file hashes as its name alone), hex."""
+def files_hash(paths: Iterable[str | Path], missing_ok: bool = True) -> str:
+    """SHA-256 over each file's name, a NUL and its bytes, in order, hex. A file that cannot be read hashes as its
+    name and a marker, or with `missing_ok=False` raises the OSError."""
     h = hashlib.sha256()
     for p in paths:
-        h.update(str(Path(p).name).encode())
+        p = Path(p)
+        h.update(p.name.encode() + b"\0")
         try:
             with open(p, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
         except OSError:
+            if not missing_ok:
+                raise
             h.update(b"\0missing")
     return h.hexdigest()

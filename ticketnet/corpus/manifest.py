@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from importlib import metadata
 from pathlib import Path
+
+from ticketnet._runtime.hashing import files_hash
+from ticketnet.card import weights_files
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -19,11 +21,7 @@ class ScanError(ValueError):
 
 def weights_hash(weights: str | Path) -> str:
     """SHA-256 over router.pt, vocab.json and router.json: the three files that decide every number."""
-    weights = Path(weights)
-    h = hashlib.sha256()
-    for p in (weights, weights.parent / "vocab.json", weights.parent / "router.json"):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
+    return files_hash(weights_files(weights), missing_ok=False)
 
 
 def versions() -> dict[str, str]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ticketnet._runtime.hashing import files_hash
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import TEAMS, DataError
 
@@ -60,13 +60,7 @@ def input_files(path: str | Path | list) -> list[Path]:
 
 def input_hash(files: list[Path]) -> str:
     """SHA-256 over every file's name and bytes: a resumed scan must read exactly the same tickets."""
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode() + b"\0")
-        with open(p, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-    return h.hexdigest()
+    return files_hash(files, missing_ok=False)
 
 
 def has_tokens(text: str) -> bool:
