@@ -6,10 +6,12 @@ import random
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from ticketnet import Router, load_split
 from ticketnet.data.synth import write_splits
-from ticketnet.train import TrainConfig, train
+from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
+from ticketnet.train import TrainConfig, ticket_loss, train
 
 
 @pytest.fixture(scope="module")
@@ -95,11 +97,6 @@ def test_no_temporary_files_left(trained):
 
 
 def test_ticket_loss_is_the_models_loss_plus_the_weighted_per_token_loss():
-    import torch.nn.functional as F
-
-    from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-    from ticketnet.train import ticket_loss
-
     torch.manual_seed(0)
     model = TinyTransformer(TinyConfig(40, dropout=0.0))
     ids, is_pad = pad_batch([[3, 4, 5, 6, 7], [8, 9], [10, 11, 12]])
