@@ -14,7 +14,13 @@ import pytest
 
 from tests.e2e.browser import require_chromium
 from ticketnet._runtime.timing import side_by_side
-from ticketnet.bench.cases import forward_flops, removal_vs_captum, shared_replacement_flops, ticket_of_length
+from ticketnet.bench.cases import (
+    forward_flops,
+    removal_vs_captum,
+    router_summary,
+    shared_replacement_flops,
+    ticket_of_length,
+)
 from ticketnet.data.text import tokenize
 from ticketnet.interpret.counterfactual import SHARED_MIN_N
 from ticketnet.nn.transformer import TinyConfig
@@ -55,6 +61,18 @@ def test_ticket_of_length_is_a_real_ticket_cut_or_repeated(valid_rows):
     assert ticket_of_length(valid_rows, 5).split() == tokenize(longest["text"])[:5]
 
 
+def test_router_summary_names_the_timed_routers_seed_and_recorded_scores(router):
+    s = router_summary(router)
+    assert s["seed"] == router.meta["train"]["seed"]
+    assert set(s["metrics"]) == set(router.meta["metrics"]) >= {"valid", "test"}
+    for split, m in router.meta["metrics"].items():
+        assert s["metrics"][split]["accuracy"] == m["accuracy"] and s["metrics"][split]["ece"] == m["ece"]
+    assert s["metrics"]["test"]["hard_accuracy"] == router.meta["metrics"]["test"]["hard_accuracy"]
+    for split in {"handwritten_dev", "handwritten"} & set(s["metrics"]):
+        assert "hard_accuracy" not in s["metrics"][split]               # the hand-written sets have no hard slice
+    assert "per_team" not in s["metrics"]["test"]                     # a summary, not the whole card
+
+
 @pytest.mark.parametrize("n", [12, SHARED_MIN_N + 8])        # the plain batch, then block 1 shared
 def test_removal_vs_captum_gives_captums_numbers(router, valid_rows, n):
     r = removal_vs_captum(router, ticket_of_length(valid_rows, n), repeats=1, gflops=100.0)
@@ -80,6 +98,8 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert "batched <unk> removal vs Captum" in done.stdout and f"wrote {out}" in done.stdout
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["quick"] is True and report["matmul_gflops"] > 0
+    card = json.loads(artifacts.weights.with_name("router.json").read_text(encoding="utf-8"))
+    assert report["router"]["metrics"]["test"]["accuracy"] == card["metrics"]["test"]["accuracy"]
     for n in (30, 128):
         assert report[f"removal_n{n}"]["max_abs_difference"] <= 1e-6
         assert report[f"inspection_n{n}"]["ratio_to_forward"] > 0

@@ -17,6 +17,14 @@ from ticketnet.paths import data_dir
 from ticketnet.router import Router
 
 
+def router_summary(router: Router) -> dict:
+    """The timed router's training seed and recorded scores per split (`router.json`), so a report names its router."""
+    keep = ("n", "accuracy", "hard_accuracy", "macro_f1", "ece")
+    metrics = router.meta.get("metrics", {})
+    return {"seed": router.meta.get("train", {}).get("seed"),
+            "metrics": {split: {k: m[k] for k in keep if k in m} for split, m in metrics.items()}}
+
+
 def ticket_of_length(rows: list[dict], n: int) -> str:
     """A real ticket cut to exactly n tokens (the longest valid ticket, tokens joined by spaces)."""
     longest = max(rows, key=lambda r: len(tokenize(r["text"])))
@@ -247,7 +255,9 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     router = Router.load()
     valid = load_split(data_dir() / "valid.csv")
     repeats = 3 if quick else 7
-    report: dict = {}
+    report: dict = {"router": router_summary(router)}
+    log("router (seed " + str(report["router"]["seed"]) + "): " + ", ".join(
+        f"{split} accuracy {m['accuracy']:.3f}" for split, m in report["router"]["metrics"].items()))
     report["matmul_gflops"] = g = matmul_gflops()
     log(f"matmul throughput: {g:.1f} GFLOP/s (float32, 1024x1024)")
     for n in (30, 128):
