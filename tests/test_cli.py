@@ -76,3 +76,22 @@ def test_failed_run_leaves_no_output_file(tmp_path):
     out = tmp_path / "out.csv"
     assert main(["predict", str(src), "--out", str(out)]) == 1
     assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+def test_train_takes_one_seed_or_a_seed_search():
+    import argparse
+
+    from ticketnet.__main__ import build_parser, seed_list
+    from ticketnet.paths import TRAIN_SEED
+
+    assert seed_list("0-4") == [0, 1, 2, 3, 4] and seed_list("3,0,7") == [3, 0, 7] and seed_list("5") == [5]
+    for bad in ("a-b", "4-0", "1,1", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            seed_list(bad)
+    parse = build_parser().parse_args
+    assert (parse(["train"]).seed, parse(["train"]).seeds) == (None, None)      # None: TrainConfig's seed
+    assert parse(["train", "--seeds", "0-2"]).seeds == [0, 1, 2]
+    for seed in ("0", str(TRAIN_SEED)):            # the default value given explicitly is refused as well
+        with pytest.raises(SystemExit) as stop:
+            parse(["train", "--seed", seed, "--seeds", "0-4"])
+        assert stop.value.code == 2

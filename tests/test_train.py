@@ -3,6 +3,7 @@
 import csv
 import json
 import random
+from dataclasses import replace
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ import torch.nn.functional as F
 from ticketnet import Router, load_split
 from ticketnet.data.synth import write_splits
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.train import TrainConfig, ticket_loss, train
+from ticketnet.train import TrainConfig, ticket_loss, train, train_seeds
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +90,39 @@ def test_same_seed_same_weights(trained, tmp_path):
     a, b = Router.load(out / "router.pt"), Router.load(tmp_path / "router.pt")
     for (k, v), w in zip(a.model.state_dict().items(), b.model.state_dict().values()):
         assert (v - w).abs().max() < 1e-5, k
+
+
+def test_seed_search_keeps_the_best_run_by_the_epoch_rule_and_records_every_run(trained, tmp_path):
+    data, _, card = trained
+    cfg = TrainConfig(epochs=2, batch_size=32)
+    kept = train_seeds([7, cfg.seed], data, tmp_path, cfg, log=lambda *_: None)
+    runs = kept["train"]["seed_search"]
+    assert [r["seed"] for r in runs] == [7, cfg.seed]
+    # The run of the default seed is the fixture's run: same kept epoch, same rule score.
+    assert (runs[1]["best_epoch"], runs[1]["score"]) == (card["train"]["best_epoch"], card["train"]["score"])
+    e = card["train"]["history"][card["train"]["best_epoch"] - 1]
+    assert card["train"]["score"] == pytest.approx(0.5 * e["valid_accuracy"] + 0.5 * e["handwritten_dev_accuracy"],
+                                                   abs=1e-4)
+    best = max(runs, key=lambda r: r["score"])                      # max() keeps the first of equal scores
+    assert kept["train"]["seed"] == best["seed"] and kept["train"]["score"] == best["score"]
+    # What was written is that seed's own run, with its predictions, and nothing else is left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["predictions", "router.json", "router.pt", "vocab.json"]
+    router = Router.load(tmp_path / "router.pt")
+    assert router.meta == kept
+    alone = tmp_path.parent / "alone"
+    train(data, alone, replace(cfg, seed=best["seed"]), log=lambda *_: None)
+    for (k, v), w in zip(router.model.state_dict().items(), Router.load(alone / "router.pt").model.state_dict().values()):
+        assert (v - w).abs().max() < 1e-5, k
+    from ticketnet import predictions
+
+    valid = predictions.read_predictions(tmp_path / "router.pt", "valid", data / "valid.csv")
+    assert valid["correct"].mean() == pytest.approx(kept["metrics"]["valid"]["accuracy"], abs=1e-9)
+
+
+def test_seed_search_refuses_no_seed_or_a_repeated_one(tmp_path):
+    for seeds in ([], [1, 1]):
+        with pytest.raises(ValueError, match="distinct"):
+            train_seeds(seeds, tmp_path, tmp_path)
 
 
 def test_no_temporary_files_left(trained):

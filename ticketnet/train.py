@@ -6,8 +6,9 @@ import io
 import json
 import math
 import random
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -221,8 +222,8 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
     card = {
         "config": model.config.to_dict(),
         "teams": list(TEAMS),
-        "train": {**cfg.__dict__, "best_epoch": best_epoch, "seconds": seconds, "cpu_seconds": cpu_seconds,
-                  "torch": torch.__version__, "history": history},
+        "train": {**cfg.__dict__, "best_epoch": best_epoch, "score": round(best, 6), "seconds": seconds,
+                  "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history},
         "calibration": calibration,
         "ood": ood_thresholds(model, valid_rows, vocab, cfg.ood_accuracy),
         "data_sha256": {s: file_sha256(data / f"{s}.csv") for s in names},
@@ -233,6 +234,41 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
     save_router(router, out)
     write_predictions(router, out / "router.pt", data)    # the evaluation splits' predictions, for the dashboard
     return card
+
+
+def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
+                cfg: TrainConfig = TrainConfig(), log=print) -> dict:
+    """Train once per seed and keep the run whose kept epoch scores best by the training rule (ties: the first seed).
+
+    Each run is the same recipe, so the seeds differ only in initialisation, batch order and augmentation; the
+    comparison reads valid and the hand-written development set only. The kept run's files go to `out`, its card
+    recording every run under `train.seed_search`; the other runs are deleted.
+    """
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
+    data = data or data_dir()
+    out = out or weights_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    runs, best = [], None
+    with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
+        for seed in seeds:
+            log(f"seed {seed}")
+            run_dir = Path(tmp) / f"seed-{seed}"
+            run_dir.mkdir()
+            card = train(data, run_dir, replace(cfg, seed=seed), log=log)
+            t, m = card["train"], card["metrics"]
+            runs.append({"seed": seed, "best_epoch": t["best_epoch"], "score": t["score"], "seconds": t["seconds"],
+                         "valid_accuracy": round(m["valid"]["accuracy"], 4),
+                         **({"handwritten_dev_accuracy": round(m["handwritten_dev"]["accuracy"], 4)}
+                            if "handwritten_dev" in m else {})})
+            if best is None or t["score"] > best[0]:
+                best = (t["score"], seed, run_dir)
+        router = Router.load(best[2] / "router.pt")
+        router.meta["train"]["seed_search"] = runs
+        save_router(router, out)
+        write_predictions(router, out / "router.pt", data)
+    log("seed search: " + ", ".join(f"seed {r['seed']} {r['score']:.4f}" for r in runs) + f"; kept seed {best[1]}")
+    return router.meta
 
 
 def save_router(router: Router, out: Path) -> None:
