@@ -73,8 +73,8 @@ def test_interpretation_wording_on_the_default_ticket(app_env):
 # -- 13. position effects ----------------------------------------------------------------------------------------------
 def test_interpretation_says_when_deletion_measures_positions(app_env):
     if not app_env.shipped:
-        pytest.skip("T-68287 is in the shipped valid split")
-    at = app_test(ticket="T-68287").run()
+        pytest.skip("T-69295 is in the shipped valid split")
+    at = app_test(ticket="T-69295").run()
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     notice = re.sub(r"\\(.)", r"\1", next(w.value for w in at.warning if "Position effect" in w.value))

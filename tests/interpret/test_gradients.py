@@ -21,9 +21,9 @@ def test_integrated_gradients_completeness():
 
 
 def test_integrated_gradients_refine_until_they_add_up(router):
-    # 'where is my parcel': at a fixed 4 steps the shipped router's attributions miss 50 % of a 0.77 change (16 steps
-    # add up to 0.02 %); the refinement doubles the steps until the gap is under 1 % of the change.
-    ids = torch.tensor(router.encode("where is my parcel").ids)
+    # 'my card was charged twice': at a fixed 4 steps the shipped router's attributions miss 72 % of a 0.93 change
+    # (16 steps add up to 0.13 %); the refinement doubles the steps until the gap is under 1 % of the change.
+    ids = torch.tensor(router.encode("my card was charged twice").ids)
     target = int(router.probabilities(ids[None], torch.zeros(1, ids.numel(), dtype=torch.bool))[0].argmax())
     coarse = integrated_gradients(router.model, ids, target, steps=4, max_steps=4)
     fine = integrated_gradients(router.model, ids, target, steps=4)
