@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     seeds.add_argument("--seed", type=int, help=f"the run's seed (default: {TRAIN_SEED})")
     seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
                        help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
-                            "--seeds 0-4, about 40 min)")
+                            "--seeds 0-4, 35 min on 2 cores)")
     p.add_argument("--epochs", type=int, help="passes over train.csv (default: 12)")
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=_train)
