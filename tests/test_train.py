@@ -84,12 +84,15 @@ def test_augmentation_is_seeded_and_never_empties_a_ticket():
     assert augment([7], random.Random(0), 0.0, 1.0) == [7]
 
 
+def assert_same_weights(a: Router, b: Router) -> None:
+    for (k, v), w in zip(a.model.state_dict().items(), b.model.state_dict().values()):
+        assert (v - w).abs().max() < 1e-5, k
+
+
 def test_same_seed_same_weights(trained, tmp_path):
     data, out, _ = trained
     train(data, tmp_path, TrainConfig(epochs=2, batch_size=32), log=lambda *_: None)
-    a, b = Router.load(out / "router.pt"), Router.load(tmp_path / "router.pt")
-    for (k, v), w in zip(a.model.state_dict().items(), b.model.state_dict().values()):
-        assert (v - w).abs().max() < 1e-5, k
+    assert_same_weights(Router.load(out / "router.pt"), Router.load(tmp_path / "router.pt"))
 
 
 def test_seed_search_keeps_the_best_run_by_the_epoch_rule_and_records_every_run(trained, tmp_path):
@@ -111,8 +114,7 @@ def test_seed_search_keeps_the_best_run_by_the_epoch_rule_and_records_every_run(
     assert router.meta == kept
     alone = tmp_path.parent / "alone"
     train(data, alone, replace(cfg, seed=best["seed"]), log=lambda *_: None)
-    for (k, v), w in zip(router.model.state_dict().items(), Router.load(alone / "router.pt").model.state_dict().values()):
-        assert (v - w).abs().max() < 1e-5, k
+    assert_same_weights(router, Router.load(alone / "router.pt"))
     from ticketnet import predictions
 
     valid = predictions.read_predictions(tmp_path / "router.pt", "valid", data / "valid.csv")
