@@ -1,4 +1,4 @@
-"""Whole scans: a 2-worker cluster with a worker killed mid-scan, a killed scan resumed, foreign folders refused."""
+"""Whole scans: a cluster losing a worker mid-scan or its uncollected results, a killed scan resumed, other folders."""
 
 from __future__ import annotations
 
@@ -48,6 +48,36 @@ def test_a_worker_killed_mid_scan_is_replaced_and_the_scan_completes(corpus_csv,
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["state"] == "complete" and {p["state"] for p in manifest["partitions"]} == {"done"}
     same_files(out, effects_scan)                                     # the same bytes as an in-process run
+
+
+def test_results_lost_with_their_worker_before_gathering_are_recomputed(corpus_csv, effects_scan, artifacts, tmp_path):
+    # The scan's own client is not the current one here (the test's is), as in a notebook with a client of its own.
+    from distributed import Client, LocalCluster
+
+    out = tmp_path / "scan"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=50) as cluster, Client(cluster) as client:
+        pids = client.run(os.getpid)
+        lost: list[str] = []
+
+        def kill_a_holder(progress) -> None:
+            if lost:
+                return
+            deadline = time.time() + 240
+            while _markers(out) < 8 and time.time() < deadline:       # every partition computed, one gathered
+                time.sleep(0.05)
+            held = client.who_has()
+            holders = [w for keys in held.values() for w in keys]
+            victim = max(set(holders), key=holders.count)              # the worker holding the most results
+            lost.extend(k for k, ws in held.items() if ws == (victim,))
+            os.kill(pids[victim], signal.SIGKILL)
+            while victim in client.scheduler_info()["workers"] and time.time() < deadline:
+                time.sleep(0.05)                                      # the scheduler knows they are gone
+
+        summary = sync_scan(corpus_csv, out, artifacts.weights, "effects", 30, scheduler=cluster.scheduler_address,
+                            progress=kill_a_holder)
+        assert lost and summary["tickets"] == 240                     # results were lost and computed again
+    same_files(out, effects_scan)
 
 
 def test_a_scan_killed_with_sigkill_resumes_and_ends_identical(corpus_csv, effects_scan, artifacts, tmp_path):

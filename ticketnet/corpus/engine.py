@@ -114,7 +114,9 @@ def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Pat
         # Tasks carry a partition (file path and row range) only; a task lost with its worker is run again.
         futures = [client.submit(run_partition, p, level, str(out), key=f"ticketnet-scan-{part_name(p.index)}-{sha256[:8]}",
                                  retries=3, pure=False) for p in parts]
-        for future in as_completed(futures):
+        # On this client's loop: by default as_completed follows the process's current client (a notebook's own,
+        # say), and a result lost with its worker would then be awaited on two event loops and fail.
+        for future in as_completed(futures, loop=client.loop):
             done(future.result())
         # Each worker's peak memory (the process's maximum resident set since it started): flat as the corpus grows.
         run["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
