@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ticketnet import Router, load_split
+from ticketnet import Router, load_split, predictions
 from ticketnet.data.synth import write_splits
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.train import TrainConfig, ticket_loss, train, train_seeds
@@ -36,8 +36,6 @@ def test_training_writes_a_loadable_router(trained):
     assert sorted(p.name for p in out.iterdir()) == ["predictions", "router.json", "router.pt", "vocab.json"]
     router = Router.load(out / "router.pt")
     # The evaluation splits' predictions come with the weights (no handwritten.csv in this data: not written).
-    from ticketnet import predictions
-
     assert sorted(p.name for p in (out / "predictions").iterdir()) == ["manifest.json", "test.parquet",
                                                                         "valid.parquet"]
     valid = predictions.read_predictions(out / "router.pt", "valid", data / "valid.csv")
@@ -115,8 +113,6 @@ def test_seed_search_keeps_the_best_run_by_the_epoch_rule_and_records_every_run(
     alone = tmp_path.parent / "alone"
     train(data, alone, replace(cfg, seed=best["seed"]), log=lambda *_: None)
     assert_same_weights(router, Router.load(alone / "router.pt"))
-    from ticketnet import predictions
-
     valid = predictions.read_predictions(tmp_path / "router.pt", "valid", data / "valid.csv")
     assert valid["correct"].mean() == pytest.approx(kept["metrics"]["valid"]["accuracy"], abs=1e-9)
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,19 +25,31 @@ def _markers(out: Path) -> int:
     return len(list((out / "parts").glob("part-*.json"))) if (out / "parts").is_dir() else 0
 
 
-def test_a_worker_killed_mid_scan_is_replaced_and_the_scan_completes(corpus_csv, effects_scan, artifacts, tmp_path):
+def _wait_until(done: Callable[[], bool], timeout: float = 240) -> None:
+    """Poll every 50 ms until done() holds or the timeout passes (the assertions that follow tell which)."""
+    deadline = time.time() + timeout
+    while not done() and time.time() < deadline:
+        time.sleep(0.05)
+
+
+@contextmanager
+def _two_worker_cluster() -> Iterator[tuple]:
+    """A LocalCluster of two one-thread worker processes, and a client of the test's own (the current one)."""
     from distributed import Client, LocalCluster
 
-    out = tmp_path / "scan"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=50) as cluster, Client(cluster) as client:
+        yield cluster, client
+
+
+def test_a_worker_killed_mid_scan_is_replaced_and_the_scan_completes(corpus_csv, effects_scan, artifacts, tmp_path):
+    out = tmp_path / "scan"
+    with _two_worker_cluster() as (cluster, client):
         killed: list[int] = []
         pid = next(iter(client.run(os.getpid).values()))              # asked here: clients stay on this thread
 
         def kill_one_worker() -> None:
-            deadline = time.time() + 240
-            while _markers(out) < 1 and time.time() < deadline:      # once work is under way ...
-                time.sleep(0.05)
+            _wait_until(lambda: _markers(out) >= 1)                  # once work is under way ...
             os.kill(pid, signal.SIGKILL)                              # ... SIGKILL one worker process
             killed.append(pid)
 
@@ -52,27 +66,21 @@ def test_a_worker_killed_mid_scan_is_replaced_and_the_scan_completes(corpus_csv,
 
 def test_results_lost_with_their_worker_before_gathering_are_recomputed(corpus_csv, effects_scan, artifacts, tmp_path):
     # The scan's own client is not the current one here (the test's is), as in a notebook with a client of its own.
-    from distributed import Client, LocalCluster
-
     out = tmp_path / "scan"
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=50) as cluster, Client(cluster) as client:
+    with _two_worker_cluster() as (cluster, client):
         pids = client.run(os.getpid)
         lost: list[str] = []
 
         def kill_a_holder(progress) -> None:
             if lost:
                 return
-            deadline = time.time() + 240
-            while _markers(out) < 8 and time.time() < deadline:       # every partition computed, one gathered
-                time.sleep(0.05)
+            _wait_until(lambda: _markers(out) >= 8)                   # every partition computed, one gathered
             held = client.who_has()
             holders = [w for keys in held.values() for w in keys]
             victim = max(set(holders), key=holders.count)              # the worker holding the most results
             lost.extend(k for k, ws in held.items() if ws == (victim,))
             os.kill(pids[victim], signal.SIGKILL)
-            while victim in client.scheduler_info()["workers"] and time.time() < deadline:
-                time.sleep(0.05)                                      # the scheduler knows they are gone
+            _wait_until(lambda: victim not in client.scheduler_info()["workers"])   # the scheduler knows they are gone
 
         summary = sync_scan(corpus_csv, out, artifacts.weights, "effects", 30, scheduler=cluster.scheduler_address,
                             progress=kill_a_holder)
@@ -87,9 +95,7 @@ def test_a_scan_killed_with_sigkill_resumes_and_ends_identical(corpus_csv, effec
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        deadline = time.time() + 240
-        while _markers(out) < 2 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.05)
+        _wait_until(lambda: _markers(out) >= 2 or proc.poll() is not None)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)                           # the scan and anything it started
         proc.wait()
