@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.charts import COLUMN_PX, _cell_step, _np, cell_text_color, pattern_frame, token_labels
-from ticketnet.interpret.units import format_effect
+from ticketnet.interpret.interventions.units import format_effect
 
 
 def _share_text(x: float) -> str:

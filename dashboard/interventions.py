@@ -33,8 +33,8 @@ from ticketnet.interpret import (
     split_phrases,
     token_scores,
 )
-from ticketnet.interpret.knockout import MAP_MAX_N
-from ticketnet.interpret.shapley import EXACT_MAX
+from ticketnet.interpret.interventions.knockout import MAP_MAX_N
+from ticketnet.interpret.interventions.shapley import EXACT_MAX
 
 SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
 SPLIT_SHAPLEY_SAMPLES = 16   # ... and for the phrase signals in the ERASER and evidence tables, as the split-wide run

@@ -127,7 +127,7 @@ def _model_warmup() -> threading.Thread:
         # Modules only (no Streamlit cache is touched outside a script run); none of them imports the dashboard, so
         # a script thread importing dashboard modules meanwhile waits on these locks at worst, never in a cycle.
         import ticketnet.interpret
-        import ticketnet.nn.lens
+        import ticketnet.lens.inspection
         import ticketnet.router  # noqa: F401
 
     thread = threading.Thread(target=load, name="ticketnet-model-warmup", daemon=True)
@@ -261,7 +261,7 @@ def routed_probs(split: str, ticket_id: str) -> list[float] | None:
 # -- one ticket -------------------------------------------------------------------------------------------
 @st.cache_data(show_spinner="Running the ticket through the from-scratch attention…", max_entries=256)
 def _inspection(text: str, weights_key: tuple):
-    from ticketnet.nn.lens import inspect_ticket
+    from ticketnet.lens.inspection import inspect_ticket
 
     r = _load_router(str(weights_path()), weights_key)
     return inspect_ticket(r, text)

@@ -271,7 +271,7 @@ UNIT_NAMES = {"logit_diff": "logit difference", "prob": "probability"}
 
 def effect(value: float) -> str:
     """A signed effect as the intervention views print it: `ticketnet.interpret.format_effect`, never "+0.00"."""
-    from ticketnet.interpret.units import format_effect
+    from ticketnet.interpret.interventions.units import format_effect
 
     return format_effect(value)
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import loading, narrative, state, ui
 from dashboard.loading import md_escape
-from ticketnet.nn import parity
+from ticketnet.lens import parity
 
 COMPANIONS = 15          # valid tickets padded together with the picked one (as CI pads the first 16)
 
@@ -50,7 +50,7 @@ def show(rows: list[parity.ParityRow], title: str) -> None:
 
 
 st.title("Verification")
-st.markdown("Every row below is computed now, on this machine, by `ticketnet.nn.parity`: the same functions the "
+st.markdown("Every row below is computed now, on this machine, by `ticketnet.lens.parity`: the same functions the "
             "pytest suite asserts on, so this page and CI cannot disagree. Each row names what was compared, "
             "the largest absolute difference, and the tolerance it must stay within.")
 run = st.session_state.setdefault("verification_run", 0)

@@ -22,7 +22,7 @@ from ticketnet.bench.cases import (
     ticket_of_length,
 )
 from ticketnet.data.text import tokenize
-from ticketnet.interpret.counterfactual import SHARED_MIN_N
+from ticketnet.interpret.methods.counterfactual import SHARED_MIN_N
 from ticketnet.nn.transformer import TinyConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
 
 def test_interventions_case_reports_every_timing_and_ratio(router, valid_rows):
     from ticketnet.bench.cases import interventions, six_phrase_ticket
-    from ticketnet.interpret.phrases import split_phrases
+    from ticketnet.interpret.interventions.phrases import split_phrases
 
     assert len(split_phrases(six_phrase_ticket(valid_rows, router))) == 6
     r = interventions(router, valid_rows, repeats=1, sizes=(12, 16))

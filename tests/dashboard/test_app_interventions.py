@@ -63,7 +63,7 @@ def many_phrases_ticket(artifacts):
     """The valid ticket with the most phrases: over the 10 that exact Shapley enumerates."""
     from ticketnet import Router, load_split
     from ticketnet.interpret import split_phrases
-    from ticketnet.interpret.shapley import EXACT_MAX
+    from ticketnet.interpret.interventions.shapley import EXACT_MAX
 
     r = Router.load(artifacts.weights)
     rows = load_split(artifacts.data / "valid.csv")
@@ -103,7 +103,7 @@ def test_sections_stay_closed_until_opened(app_env):
 
 def test_edge_knockout_shows_the_librarys_tau_and_the_effect_maps(app_env, router, valid_rows):
     from ticketnet.interpret import edge_knockout, effect_map
-    from ticketnet.nn.lens import inspect_ticket
+    from ticketnet.lens.inspection import inspect_ticket
 
     text = _row(valid_rows, DEFAULT_TICKET)["text"]
     at = _open(app_test(ticket=DEFAULT_TICKET).run(), HEADS, "open_knockout")
@@ -143,7 +143,7 @@ def _key(text: str) -> str:
 def test_a_long_ticket_gets_the_row_view_and_a_note_instead_of_maps(app_env, router, long_ticket):
     from dashboard.narrative import fmt
     from ticketnet.interpret import edge_knockout
-    from ticketnet.nn.lens import inspect_ticket
+    from ticketnet.lens.inspection import inspect_ticket
 
     text = long_ticket["text"]
     at = _open(app_test(ticket=long_ticket["ticket_id"]).run(), HEADS, "open_knockout")

@@ -103,7 +103,7 @@ needs_weights = pytest.mark.skipif(not WEIGHTS.is_file(), reason="the shipped ro
 
 @needs_weights
 def test_verification_page_shows_the_parity_rows():
-    from ticketnet.nn.parity import formula_rows
+    from ticketnet.lens.parity import formula_rows
 
     at = page("verification.py")
     tables = at.dataframe

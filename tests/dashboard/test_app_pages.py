@@ -208,7 +208,7 @@ def test_a_typed_ticket_in_the_url_is_restored(app_env):
 # -- Heads -------------------------------------------------------------------------------------------------------
 def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, router, valid_rows, monkeypatch):
     from dashboard import loading
-    from ticketnet.nn import lens
+    from ticketnet.lens import inspection as lens
 
     calls = []
     real = lens.inspect_ticket

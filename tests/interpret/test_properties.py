@@ -24,7 +24,7 @@ from ticketnet.interpret import (
     attention_rollout, counterfactual_batch, counterfactual_probs, probability_drop, rollout_to_pooled,
     total_variation,
 )
-from ticketnet.nn.lens import run_with_cache, stack_blocks
+from ticketnet.lens.inspection import run_with_cache, stack_blocks
 from ticketnet.nn.transformer import TinyTransformer
 from ticketnet.predict import predict_stream
 from ticketnet.router import Router

@@ -5,7 +5,7 @@ import torch
 
 from ticketnet.nn.attention import MultiHead
 from ticketnet.nn.fast import SMALL_N, attention_eval
-from ticketnet.nn.lens import run_with_cache, torch_differences
+from ticketnet.lens.inspection import run_with_cache, torch_differences
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 
 

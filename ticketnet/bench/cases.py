@@ -59,7 +59,7 @@ def removal_vs_captum(router: Router, text: str, repeats: int, gflops: float) ->
     from captum.attr import FeatureAblation
 
     from ticketnet.interpret import counterfactual_probs
-    from ticketnet.interpret.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
+    from ticketnet.interpret.methods.counterfactual import SHARED_MIN_N, counterfactual_batch, variant_probs
 
     model = router.model
     ids = torch.tensor(router.encode(text).ids)
@@ -118,7 +118,7 @@ def inspection_vs_forward(router: Router, text: str, repeats: int, gflops: float
         gradient_x_input,
         interpret_ticket,
     )
-    from ticketnet.nn.lens import inspect_ticket
+    from ticketnet.lens.inspection import inspect_ticket
 
     model = router.model
     ids = torch.tensor(router.encode(text).ids)
@@ -158,7 +158,7 @@ def _forward_of(model, ids: torch.Tensor, rows: int):
 
 def six_phrase_ticket(rows: list[dict], router: Router, near: int = 30) -> str:
     """A valid ticket of exactly six phrases, the one whose length is closest to `near` tokens."""
-    from ticketnet.interpret.phrases import split_phrases
+    from ticketnet.interpret.interventions.phrases import split_phrases
 
     six = [r["text"] for r in rows if len(split_phrases(r["text"])) == 6]
     return min(six, key=lambda t: (abs(len(router.encode(t).ids) - near), t))
@@ -170,11 +170,11 @@ def interventions(router: Router, rows: list[dict], repeats: int, sizes: tuple[i
     cheaper: only the changed row's share of the pooling moves) at each n; per-ticket head ablation (L·h variants),
     contrast patching (every head and residual patch, both directions) and phrase Shapley (six phrases: 2⁶
     coalitions) at the first n."""
-    from ticketnet.interpret.ablation import head_ablation
-    from ticketnet.interpret.knockout import edge_knockout, effect_map
-    from ticketnet.interpret.patching import contrast_patching
-    from ticketnet.interpret.phrases import split_phrases
-    from ticketnet.interpret.shapley import exact_shapley
+    from ticketnet.interpret.interventions.ablation import head_ablation
+    from ticketnet.interpret.interventions.knockout import edge_knockout, effect_map
+    from ticketnet.interpret.interventions.patching import contrast_patching
+    from ticketnet.interpret.interventions.phrases import split_phrases
+    from ticketnet.interpret.interventions.shapley import exact_shapley
 
     model = router.model
     cfg = model.config

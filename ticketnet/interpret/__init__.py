@@ -8,29 +8,29 @@ masking). Interventions on the routes (effects in `units`: logit difference and 
 removal effect): `agreement`, `eraser`, `evidence`. Runs: `ticket.interpret_ticket`, `split.interpret_split`.
 """
 
-from ticketnet.interpret.ablation import head_ablation, head_means
-from ticketnet.interpret.agreement import (
+from ticketnet.interpret.interventions.ablation import head_ablation, head_means
+from ticketnet.interpret.metrics.agreement import (
     ChanceBand, agreement_table, chance_band, disagreements, kendall_tau, kendall_taus, random_tau_baseline,
     spearman, top_k_overlap,
 )
-from ticketnet.interpret.attention_signals import (
+from ticketnet.interpret.methods.attention_signals import (
     attention_rollout, attention_signals, received_attention, rollout_to_pooled,
 )
-from ticketnet.interpret.counterfactual import counterfactual_batch, variant_probs
-from ticketnet.interpret.eraser import FRACTIONS, aopc, eraser, rationale_variants
-from ticketnet.interpret.evidence import average_precision, evidence_mask, evidence_recovery
-from ticketnet.interpret.gradients import gradient_x_input, integrated_gradients
-from ticketnet.interpret.heads import head_importance
-from ticketnet.interpret.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
-from ticketnet.interpret.patching import Alignment, ContrastPatching, align_tokens, contrast_patching
-from ticketnet.interpret.phrases import (
+from ticketnet.interpret.methods.counterfactual import counterfactual_batch, variant_probs
+from ticketnet.interpret.metrics.eraser import FRACTIONS, aopc, eraser, rationale_variants
+from ticketnet.interpret.metrics.evidence import average_precision, evidence_mask, evidence_recovery
+from ticketnet.interpret.methods.gradients import gradient_x_input, integrated_gradients
+from ticketnet.interpret.methods.heads import head_importance
+from ticketnet.interpret.interventions.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
+from ticketnet.interpret.interventions.patching import Alignment, ContrastPatching, align_tokens, contrast_patching
+from ticketnet.interpret.interventions.phrases import (
     PHRASE_RULE, Phrase, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
 )
-from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
-from ticketnet.interpret.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
+from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.interventions.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split, mean_aopc, split_long
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
-from ticketnet.interpret.units import UNITS, changes, format_effect, logit_difference
+from ticketnet.interpret.interventions.units import UNITS, changes, format_effect, logit_difference
 
 __all__ = [
     "FRACTIONS", "PHRASE_RULE", "SPLIT_ERASER_SIGNALS", "UNITS", "Alignment", "ChanceBand", "ContrastPatching",

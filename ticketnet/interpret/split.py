@@ -9,14 +9,14 @@ import torch
 from torch import Tensor, nn
 
 from ticketnet._runtime.parallel import share_out
-from ticketnet.interpret.agreement import kendall_taus, random_signal, random_tau_baseline
-from ticketnet.interpret.attention_signals import attention_signals
-from ticketnet.interpret.counterfactual import check_eval, counterfactual_batch
-from ticketnet.interpret.eraser import FRACTIONS, eraser_plan, unique_rows
-from ticketnet.interpret.evidence import average_precision, evidence_mask
-from ticketnet.interpret.removal import probability_drop
+from ticketnet.interpret.metrics.agreement import kendall_taus, random_signal, random_tau_baseline
+from ticketnet.interpret.methods.attention_signals import attention_signals
+from ticketnet.interpret.methods.counterfactual import check_eval, counterfactual_batch
+from ticketnet.interpret.metrics.eraser import FRACTIONS, eraser_plan, unique_rows
+from ticketnet.interpret.metrics.evidence import average_precision, evidence_mask
+from ticketnet.interpret.methods.removal import probability_drop
 from ticketnet.nn.batching import length_chunks
-from ticketnet.nn.lens import run_with_cache, stack_blocks
+from ticketnet.lens.inspection import run_with_cache, stack_blocks
 from ticketnet.nn.transformer import pad_batch
 
 
@@ -62,8 +62,8 @@ EVIDENCE_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", 
 def _phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int) -> dict[str, Tensor]:
     """Token scores (n,) from the ticket's phrases: each token carries its phrase's drop in the target's logit
     difference when the phrase is deleted, and its phrase's Shapley value (exact up to 10 phrases)."""
-    from ticketnet.interpret.phrases import phrase_deletions, split_phrases, token_scores
-    from ticketnet.interpret.shapley import phrase_shapley
+    from ticketnet.interpret.interventions.phrases import phrase_deletions, split_phrases, token_scores
+    from ticketnet.interpret.interventions.shapley import phrase_shapley
 
     phrases = split_phrases(text, ids.numel())
     singles = phrase_deletions(model, ids, phrases, who, pairs=False)

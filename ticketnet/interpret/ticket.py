@@ -9,16 +9,16 @@ import torch
 from torch import Tensor
 
 from ticketnet.data.text import UNK_ID
-from ticketnet.interpret.agreement import (
+from ticketnet.interpret.metrics.agreement import (
     AGREEMENT_COLUMNS, agreement_table, disagreements, random_signal, random_tau_baseline,
 )
-from ticketnet.interpret.attention_signals import attention_signals
-from ticketnet.interpret.counterfactual import check_eval
-from ticketnet.interpret.eraser import ERASER_COLUMNS, aopc, eraser
-from ticketnet.interpret.evidence import evidence_mask, evidence_recovery
-from ticketnet.interpret.gradients import IntegratedGradients, gradient_x_input, integrated_gradients
-from ticketnet.interpret.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
-from ticketnet.nn.lens import Inspection, RoutedTicket, inspect_ticket
+from ticketnet.interpret.methods.attention_signals import attention_signals
+from ticketnet.interpret.methods.counterfactual import check_eval
+from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, aopc, eraser
+from ticketnet.interpret.metrics.evidence import evidence_mask, evidence_recovery
+from ticketnet.interpret.methods.gradients import IntegratedGradients, gradient_x_input, integrated_gradients
+from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.lens.inspection import Inspection, RoutedTicket, inspect_ticket
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""The model and its attention: from-scratch attention and MultiHead, the TinyTransformer, the lens, the parity suite."""
+"""The model: from-scratch attention and MultiHead, the TinyTransformer, its eval-mode layers and batching."""

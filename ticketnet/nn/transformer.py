@@ -33,8 +33,10 @@ class TinyTransformer(nn.Module):
     nn.TransformerEncoderLayer: `norm1`, `self_attn`, `norm2`, `linear1`, `linear2`), `norm`, `head`.
     """
 
-    def __init__(self, config: TinyConfig):
+    def __init__(self, config: TinyConfig | int):
         super().__init__()
+        # A bare vocabulary size builds the shipped router's shape, as the lesson writes `TinyTransformer(len(vocab))`.
+        config = TinyConfig(vocab_size=config) if isinstance(config, int) else config
         self.config = config
         d = config.d
         self.embed = nn.Embedding(config.vocab_size, d, padding_idx=PAD_ID)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tests.conftest import KeywordModel
-from ticketnet.interpret.phrases import (
+from ticketnet.interpret.interventions.phrases import (
     has_negation,
     keep_phrases,
     phrase_deletions,
@@ -55,7 +55,7 @@ class TwoTeams(KeywordModel):
 def test_deleting_phrases_and_pairs_in_one_pass_finds_redundancy():
     # KeywordModel: team 0 wins while token 7 is present. Two phrases each holding a 7: deleting one does nothing,
     # deleting both flips the team: the redundancy single deletions cannot see.
-    from ticketnet.interpret.phrases import Phrase
+    from ticketnet.interpret.interventions.phrases import Phrase
     model = TwoTeams().eval()
     ids = torch.tensor([7, 3, 4, 7, 5, 6])
     ph = [Phrase(0, 2, "a"), Phrase(2, 4, "b"), Phrase(4, 6, "c")]

@@ -11,9 +11,9 @@ import torch
 from torch import Tensor, nn
 
 from ticketnet.data.text import UNK_ID, token_spans, tokenize
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.eraser import unique_rows
-from ticketnet.interpret.units import both_units, check_target
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.metrics.eraser import unique_rows
+from ticketnet.interpret.interventions.units import both_units, check_target
 from ticketnet.nn.batching import length_chunks
 from ticketnet.nn.transformer import pad_batch
 

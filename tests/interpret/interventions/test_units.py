@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from ticketnet.interpret.units import changes, format_effect, logit_difference
+from ticketnet.interpret.interventions.units import changes, format_effect, logit_difference
 
 
 def test_logit_difference_is_the_log_odds_of_the_target():

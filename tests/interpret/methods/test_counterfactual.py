@@ -10,11 +10,11 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ticketnet.interpret.counterfactual as cf
+import ticketnet.interpret.methods.counterfactual as cf
 from tests.conftest import make_model
 from ticketnet._runtime.parallel import share_out
 from ticketnet.data.text import UNK_ID
-from ticketnet.interpret.counterfactual import (
+from ticketnet.interpret.methods.counterfactual import (
     SHARED_MIN_N, counterfactual_batch, one_token_variants, plain_variant_probs, variant_probs,
 )
 from ticketnet.nn.transformer import TinyTransformer

@@ -6,10 +6,10 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.units import UNITS, both_units, check_target
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.interventions.units import UNITS, both_units, check_target
 from ticketnet.nn.batching import length_chunks
-from ticketnet.nn.lens import act_name, head_outputs, run_from_block, run_with_cache
+from ticketnet.lens.inspection import act_name, head_outputs, run_from_block, run_with_cache
 from ticketnet.nn.transformer import TinyTransformer, pad_batch
 
 MODES = ("zero", "mean")

@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from tests.conftest import make_model
-from ticketnet.interpret.ablation import head_ablation, head_means
-from ticketnet.interpret.units import logit_difference
-from ticketnet.nn.lens import run_with_cache
+from ticketnet.interpret.interventions.ablation import head_ablation, head_means
+from ticketnet.interpret.interventions.units import logit_difference
+from ticketnet.lens.inspection import run_with_cache
 
 
 def test_zero_ablation_equals_head_mask_and_mean_ablation_uses_the_means():
@@ -43,7 +43,7 @@ def test_a_head_that_writes_nothing_changes_nothing():
 
 def test_head_means_by_hand_on_one_ticket():
     model = make_model(2)
-    from ticketnet.nn.lens import head_outputs
+    from ticketnet.lens.inspection import head_outputs
     with torch.inference_mode():
         _, cache = run_with_cache(model, torch.tensor([[4, 5, 6]]))
         want = head_outputs(model, cache, 1)[0].mean(1)                # (h, d_k)

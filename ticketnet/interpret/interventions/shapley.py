@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.phrases import Phrase, _check_phrases, batched_logits, keep_phrases
-from ticketnet.interpret.units import check_target, check_unit, in_unit
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.interventions.phrases import Phrase, _check_phrases, batched_logits, keep_phrases
+from ticketnet.interpret.interventions.units import check_target, check_unit, in_unit
 
 EXACT_MAX = 10          # 2¹⁰ = 1,024 coalitions in one batched pass; beyond, permutation sampling
 

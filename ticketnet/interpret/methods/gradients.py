@@ -9,7 +9,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
 
 
 def _probability_of_ids(model: nn.Module) -> Callable[[Tensor], Tensor]:

@@ -9,9 +9,9 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.units import UNITS, both_units, check_target
-from ticketnet.nn.lens import act_name, finish_blocks, head_outputs, run_from_block, run_with_cache
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.interventions.units import UNITS, both_units, check_target
+from ticketnet.lens.inspection import act_name, finish_blocks, head_outputs, run_from_block, run_with_cache
 from ticketnet.nn.transformer import TinyTransformer
 
 DIRECTIONS = ("a→b", "b→a")    # "a→b": activations of run a put into run b (b is the run that is edited)

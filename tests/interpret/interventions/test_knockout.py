@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import make_model
-from ticketnet.interpret.knockout import edge_disagreements, edge_knockout, effect_map
-from ticketnet.interpret.units import logit_difference
-from ticketnet.nn.lens import act_name, run_from_block, run_with_cache
+from ticketnet.interpret.interventions.knockout import edge_disagreements, edge_knockout, effect_map
+from ticketnet.interpret.interventions.units import logit_difference
+from ticketnet.lens.inspection import act_name, run_from_block, run_with_cache
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
           "Can you remove the duplicate charge?")

@@ -6,8 +6,8 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from ticketnet.interpret.counterfactual import check_eval
-from ticketnet.nn.lens import run_with_cache
+from ticketnet.interpret.methods.counterfactual import check_eval
+from ticketnet.lens.inspection import run_with_cache
 
 
 def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tensor,

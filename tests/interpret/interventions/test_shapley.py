@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from tests.conftest import KeywordModel
-from ticketnet.interpret.phrases import Phrase, split_phrases
-from ticketnet.interpret.shapley import EXACT_MAX, exact_shapley, phrase_shapley, sampled_shapley
+from ticketnet.interpret.interventions.phrases import Phrase, split_phrases
+from ticketnet.interpret.interventions.shapley import EXACT_MAX, exact_shapley, phrase_shapley, sampled_shapley
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
           "Can you remove the duplicate charge?")

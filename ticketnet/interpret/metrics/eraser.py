@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from ticketnet.interpret._checks import by_score, check_vector
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
 from ticketnet.nn.transformer import pad_batch
 
 FRACTIONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5)   # ERASER's bins (DeYoung et al. 2020), immutable

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from ticketnet.data.text import UNK_ID
-from ticketnet.interpret.counterfactual import variant_probs
+from ticketnet.interpret.methods.counterfactual import variant_probs
 
 
 @dataclass
@@ -21,7 +21,7 @@ class Counterfactuals:
 
 def counterfactual_probs(model: nn.Module, ids: Tensor, unk_id: int = UNK_ID) -> Counterfactuals:
     """Probabilities of the ticket `ids` (n,) and of all its 2n one-token variants, computed together, never one
-    variant at a time (`ticketnet.interpret.counterfactual.variant_probs`: one padded batch for short tickets; from 40
+    variant at a time (`ticketnet.interpret.methods.counterfactual.variant_probs`: one padded batch for short tickets; from 40
     tokens block 1 once for all variants, the rest in cache-sized chunks)."""
     probs = variant_probs(model, ids, unk_id)
     return Counterfactuals(base=probs["ticket"], removed=probs["deleted"], replaced=probs["replaced"])

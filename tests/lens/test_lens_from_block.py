@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.conftest import make_model
-from ticketnet.nn.lens import act_name, finish_blocks, head_outputs, run_from_block, run_with_cache
+from ticketnet.lens.inspection import act_name, finish_blocks, head_outputs, run_from_block, run_with_cache
 from ticketnet.nn.transformer import pad_batch
 
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from ticketnet.nn.parity import TOLERANCE, formula_rows, multihead_rows, one_head_rows
+from ticketnet.lens.parity import TOLERANCE, formula_rows, multihead_rows, one_head_rows
 
 ROWS = formula_rows()
 
@@ -49,7 +49,7 @@ def test_float64_rows_are_far_tighter_than_float32():
 
 def test_shipped_model_on_t65052_equals_pytorch():
     from ticketnet import Router
-    from ticketnet.nn.parity import MODEL_TOLERANCE, model_rows
+    from ticketnet.lens.parity import MODEL_TOLERANCE, model_rows
 
     text = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
             "Can you remove the duplicate charge?")
@@ -62,7 +62,7 @@ def test_shipped_model_on_t65052_equals_pytorch():
 
 def test_shipped_model_on_a_padded_batch_and_masked_token_invariance():
     from ticketnet import Router, data_dir, load_split
-    from ticketnet.nn.parity import padded_batch_rows
+    from ticketnet.lens.parity import padded_batch_rows
 
     rows = load_split(data_dir() / "valid.csv")[:16]
     result = padded_batch_rows(Router.load(), [r["text"] for r in rows])

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import make_model
-from ticketnet.interpret.patching import align_tokens, contrast_patching, patched_heads, patched_residual, ticket_run
+from ticketnet.interpret.interventions.patching import align_tokens, contrast_patching, patched_heads, patched_residual, ticket_run
 
 T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was charged twice for one order. "
           "Can you remove the duplicate charge?")

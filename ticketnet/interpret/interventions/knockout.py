@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ticketnet.interpret.agreement import disagreements, kendall_tau
-from ticketnet.interpret.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.units import UNITS, both_units, changes, check_target, check_unit
+from ticketnet.interpret.metrics.agreement import disagreements, kendall_tau
+from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
+from ticketnet.interpret.interventions.units import UNITS, both_units, changes, check_target, check_unit
 from ticketnet.nn.attention import attention
-from ticketnet.nn.lens import act_name, attention_parts, finish_blocks, run_with_cache
+from ticketnet.lens.inspection import act_name, attention_parts, finish_blocks, run_with_cache
 from ticketnet.nn.transformer import TinyTransformer
 
 MAP_MAX_N = 48          # full effect maps (n² variants) up to this many tokens; longer tickets get the row view

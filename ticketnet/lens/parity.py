@@ -75,7 +75,7 @@ def multihead_rows(dtype: torch.dtype = torch.float32, seed: int = 0, d: int = 6
 
 def model_rows(router, text: str) -> list[ParityRow]:
     """The shipped model's blocks on one ticket: from-scratch weights, attention and block outputs vs PyTorch."""
-    from ticketnet.nn.lens import inspect_ticket
+    from ticketnet.lens.inspection import inspect_ticket
 
     return [ParityRow(f"shipped model: {name}", "one ticket", "float32", diff, MODEL_TOLERANCE)
             for name, diff in inspect_ticket(router, text).differences.items()]
@@ -83,7 +83,7 @@ def model_rows(router, text: str) -> list[ParityRow]:
 
 def padded_batch_rows(router, texts: list[str]) -> list[ParityRow]:
     """The shipped model on a padded batch of tickets, and the masked-token invariance check."""
-    from ticketnet.nn.lens import act_name, run_with_cache, torch_differences
+    from ticketnet.lens.inspection import act_name, run_with_cache, torch_differences
     from ticketnet.nn.transformer import pad_batch
 
     model = router.model
