@@ -19,7 +19,7 @@ test-fast: $(VENV)/.dev-deps
 bench: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m ticketnet bench
 
-# On demand (about 3.5 min): 20 concurrent browser sessions against a real server; see the README's figures.
+# On demand (about 3.5 min): 20 concurrent browser sessions against a real server; figures in docs/performance.md.
 load-test: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m tests.load.load_test --sessions 20 --seconds 120
 
@@ -48,8 +48,8 @@ clean:
 corpus-demo: $(VENV)/.run-deps
 	$(BIN)/python -m ticketnet scan data/valid.csv data/test.csv --out artifacts/scans/shipped --partition-size 5000
 
-# On demand, the README's corpus figures: throughput (20,000 tickets, 1 and 2 workers against in-process), worker
-# memory at 20,000 and 100,000 tickets, and the Corpus page on the million-ticket route scan (see the README).
+# On demand, the corpus figures of docs/corpus.md: throughput (20,000 tickets, 1 and 2 workers against in-process),
+# worker memory at 20,000 and 100,000 tickets, and the Corpus page on the million-ticket route scan.
 bench-corpus: $(VENV)/.dev-deps
 	$(BIN)/python -m ticketnet synth --corpus 1000000 --out artifacts/corpus-1m
 	$(BIN)/python -m ticketnet scan artifacts/corpus-1m --out artifacts/scans/corpus-1m-route --level route

@@ -5,7 +5,7 @@
 # split's predictions are at hand (shipped with the weights, or stored by an earlier start), and this launcher
 # imports pandas and altair in a thread from the process's start, overlapping the server's own start-up and the
 # browser fetching the frontend; torch comes first only when that page must route the split. Measured side by side
-# by `python -m ticketnet bench` (cold start, both launchers alternated; README, Speed).
+# by `python -m ticketnet bench` (cold start, both launchers alternated; docs/performance.md).
 
 from __future__ import annotations
 

@@ -165,7 +165,7 @@ class PhraseSignals:
 def _phrase_signals(text: str, target: int, evidence: str, key: tuple) -> PhraseSignals:
     # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's drop
     # in the target's logit difference when deleted, and its phrase's Shapley value (logit difference, exact up to
-    # EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones averaged in the README.
+    # EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones averaged in docs/model-card.md.
     model = _model()
     ids = _ids(text)
     n = ids.numel()

@@ -140,7 +140,7 @@ if has_effect:
                "drops when only they are kept (lower = they suffice). AOPC = the mean over the five sizes. 'random' "
                "is a random ordering every signal should beat.")
     # Phrase deletion and phrase Shapley as token signals (each token carries its phrase's score), beside the
-    # single-token ones: the same rows the split-wide run averages (README).
+    # single-token ones: the same rows the split-wide run averages (docs/model-card.md).
     phrase_rows = interventions.phrase_signals(pick.text, target, pick.evidence)
     eraser_table = pd.concat([ti.eraser, phrase_rows.eraser], ignore_index=True)
     e_signals = st.multiselect("Signals", sorted(set(eraser_table["signal"])), key="eraser_signals",

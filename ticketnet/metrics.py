@@ -45,7 +45,7 @@ def expected_calibration_error(probs, y_true, n_bins: int = 15) -> float:
 
 
 def summarize(probs, y_true, teams: tuple[str, ...], hard=None, groups: list[str] | None = None) -> dict:
-    """Everything the README's model card and the dashboard's quality panel show, as plain numbers.
+    """Everything the model card (docs/model-card.md) and the dashboard's quality panel show, as plain numbers.
 
     `probs` (N, teams), `y_true` (N,) team indices and `hard` (N,) booleans: arrays or tensors. `groups` (one label
     per ticket, e.g. the hand-written set's `style`) adds `per_group`: n and accuracy per label.

@@ -88,7 +88,7 @@ def test_removal_vs_captum_gives_captums_numbers(router, valid_rows, n):
 @pytest.mark.browser
 def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     """`python -m ticketnet bench --quick` end to end (the cold start drives Chromium): exit 0, a table on stdout,
-    and a JSON report with every case the README's speed table is read from."""
+    and a JSON report with every case the speed table of docs/performance.md is read from."""
     require_chromium()
     out = tmp_path / "bench.json"
     env = {**os.environ, "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
