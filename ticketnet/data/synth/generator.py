@@ -11,13 +11,13 @@ from pathlib import Path
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CLOSINGS, CODES, COLOURS, CONTENT_FRAMES, COURIERS, DETAILS,
-    DROPPABLE, FILLERS, FIRST_NAMES, FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS,
+    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CLOSINGS, CODES, COLOURS, CONTENT_FRAMES, COURIERS, DETAILS, DROPPABLE,
+    FILLERS, FIRST_NAMES, FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS, LATER_ASIDE_LEADS,
     MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MINOR_TAILS, MODELS, MONTHS,
     NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS, NEGATIONS,
-    ORDER_REFS, OTHER_GOODS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
-    SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEAM_WORD_FRAMES, TEAM_WORDS, TEXTING, TOPICS,
-    TOWNS, WEARABLES, WEEKDAYS,
+    ORDER_REFS, OTHER_GOODS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, PARTS, PAY_METHODS, POWERED, RELATIVE_DATES,
+    SEEDS, SHORT, SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEAM_WORD_FRAMES, TEAM_WORDS,
+    TEXTING, TOPICS, TOWNS, WEARABLES, WEEKDAYS,
 )
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import TEAMS
@@ -108,7 +108,7 @@ def _date(rng: random.Random) -> str:
         return f"last {rng.choice(WEEKDAYS)}"
     if style == 3:
         return f"on {rng.choice(WEEKDAYS)}"
-    return rng.choice(("yesterday", "last week", "two weeks ago", "on the 4th", "a few days ago", "this morning"))
+    return rng.choice(RELATIVE_DATES)
 
 
 def _email(rng: random.Random) -> str:
@@ -327,8 +327,7 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
         if lead:
             request_segments = _fill(lead + _decap(template), ctx, rng)
         return [aside, ("request", request_segments)]
-    lead = rng.choice(("Also, ", "Also, ", "By the way, ", "Oh and ", "Separately, ", "Unrelated, but ", "P.S. ",
-                       "The other thing is that ", "Also "))
+    lead = rng.choice(LATER_ASIDE_LEADS)
     aside_segments = _soften([(lead + _decap(aside[1][0][0]), False)], rng.choice(MINOR_TAILS))
     return [("request", request_segments), ("aside", aside_segments)]
 
