@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import pytest
 
-from ticketnet.data.synth import generator, phrases
+from ticketnet.data.synth import generator, phrases, slots
 from ticketnet.data.synth.phrases import (
     MINOR_TAILS, PHRASEBOOK, SHORT, SLOTS, SUBINTENTS, PhrasebookError, load, problems,
 )
@@ -103,7 +103,7 @@ def test_the_tables_are_read_only_and_keep_the_files_order():
 def test_every_slot_the_files_may_name_is_one_the_generator_fills():
     rng = random.Random(0)
     for name in sorted(SLOTS):
-        value = generator._fill("{" + name + "}", {}, rng)
+        value = slots.fill("{" + name + "}", {}, rng)
         assert value and value[0][0].strip() and "{" not in value[0][0], name
 
 
