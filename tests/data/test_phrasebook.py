@@ -1,44 +1,118 @@
-"""The per-team phrasebook: every entry well-formed, merged into the generator's tables by name, and used."""
+"""The phrasebook files: every entry well-formed, a bad file refused with its file and key named, and used."""
 
 import random
-import types
+import shutil
+import tomllib
 from collections import Counter
+from fnmatch import fnmatch
+from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
-from ticketnet.data.synth import generator, phrasebook
-from ticketnet.data.synth.phrasebook.check import problems
-from ticketnet.data.synth.phrases import MINOR_TAILS, SHORT, SUBINTENTS
+from ticketnet.data.synth import generator, phrases, slots
+from ticketnet.data.synth.phrases import (
+    MINOR_TAILS, PHRASEBOOK, SHORT, SLOTS, SUBINTENTS, PhrasebookError, load, problems,
+)
 from ticketnet.data.tickets import TEAMS
 
-
-@pytest.mark.parametrize("team", TEAMS)
-def test_every_phrasebook_entry_uses_known_slots_and_marks_evidence_where_it_must(team):
-    assert problems(team) == []
+ROOT = Path(__file__).resolve().parents[2]
+FILES = ("shared.toml", *(f"{team}.toml" for team in TEAMS))
 
 
-def test_the_checker_reports_what_is_wrong(monkeypatch):
-    bad = types.SimpleNamespace(SUBINTENTS=(("x", {"you": ("pay {nope}",), "direct": ("no marks",), "odd": ()}),),
-                                SHORT=("[unclosed",), ASIDES="one string")
-    monkeypatch.setattr(phrasebook, "_module", lambda team: bad)
-    found = "\n".join(problems("payments"))
-    for expected in ("unknown slot {nope}", "no [evidence] marked", "unknown kind 'odd'", "unbalanced [evidence]",
-                     "ASIDES: a tuple of strings"):
+@pytest.fixture
+def book(tmp_path) -> Path:
+    """A copy of the shipped phrasebook to break."""
+    for name in FILES:
+        shutil.copyfile(PHRASEBOOK.joinpath(name), tmp_path / name)
+    return tmp_path
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_phrasebook_entry_uses_known_slots_and_marks_evidence_where_it_must(name):
+    assert problems(PHRASEBOOK, name) == []
+
+
+def test_the_checker_reports_what_is_wrong(book):
+    _append(book / "payments.toml", '\n[subintents.x]\nyou = ["pay {nope}"]\ndirect = ["no marks"]\nodd = []\n')
+    text = (book / "payments.toml").read_text(encoding="utf-8")
+    (book / "payments.toml").write_text(text.replace('short = [\n', 'short = [\n    "[unclosed",\n', 1)
+                                        .replace("asides = [", 'asides = "one string"\nold_asides = [', 1),
+                                        encoding="utf-8")
+    found = "\n".join(problems(book, "payments.toml"))
+    for expected in ("payments.toml: subintents.x.you[0]: unknown slot {nope}",
+                     "payments.toml: subintents.x.direct[0]: no [evidence] marked",
+                     "payments.toml: subintents.x: unknown kind 'odd'",
+                     "payments.toml: short[0]: unbalanced [evidence]",
+                     "payments.toml: asides: a non-empty list of strings",
+                     "payments.toml: the file: unknown key 'old_asides'"):
         assert expected in found
+    with pytest.raises(PhrasebookError, match=r"payments\.toml: subintents\.x\.you\[0\]: unknown slot \{nope\}"):
+        load(book)
 
 
-def test_sub_intents_merge_by_name_and_unknown_kinds_are_refused(monkeypatch):
-    base = (("payments", "declined", {"you": ("retry my card",)}),)
-    extra = types.SimpleNamespace(SUBINTENTS=(("declined", {"you": ("retry my card", "take the payment again"),
-                                                            "state": ("my card keeps failing",)}),
-                                              ("gift_card", {"ask": ("what my gift card balance is",)})))
-    monkeypatch.setattr(phrasebook, "_module", lambda team: extra if team == "payments" else types.SimpleNamespace())
-    merged = {name: parts for _, name, parts in phrasebook.extend_subintents(base)}
-    assert merged["declined"] == {"you": ("retry my card", "take the payment again"), "state": ("my card keeps failing",)}
-    assert merged["gift_card"] == {"ask": ("what my gift card balance is",)}
-    extra.SUBINTENTS = (("declined", {"yours": ("x",)}),)
-    with pytest.raises(ValueError, match="unknown kinds"):
-        phrasebook.extend_subintents(base)
+def test_a_file_that_is_not_toml_or_is_missing_is_named(book):
+    _append(book / "returns.toml", "\nshort = [unquoted\n")
+    (book / "shared.toml").unlink()
+    with pytest.raises(PhrasebookError) as caught:
+        load(book)
+    message = str(caught.value)
+    assert "returns.toml: " in message and "line" in message
+    assert "shared.toml: " in message
+    assert "payments.toml" not in message
+
+
+def test_shared_tables_are_checked_too(book):
+    text = (book / "shared.toml").read_text(encoding="utf-8")
+    text = text.replace('you = [\n    "Could you @?"', 'you = [\n    "Could you?"', 1)
+    text = text.replace('convention = "returns", other = "delivery"', 'convention = "returns", other = "returns"', 1)
+    text = text.replace("[frame_kind_weights]\nyou = 4", "[frame_kind_weights]\nyou = 0", 1)
+    (book / "shared.toml").write_text(text, encoding="utf-8")
+    found = "\n".join(problems(book, "shared.toml"))
+    assert "shared.toml: frames.you[0]: a frame holds its part as exactly one of '@' and '^'" in found
+    assert "shared.toml: ambiguous[0]: the same team twice" in found
+    assert "shared.toml: frame_kind_weights.you: a positive integer, not 0" in found
+
+
+def test_unknown_kinds_are_refused_and_a_sub_intent_belongs_to_one_team(book):
+    _append(book / "payments.toml", '\n[subintents.declined_again]\nyours = ["x"]\n')
+    with pytest.raises(PhrasebookError, match="unknown kind 'yours'"):
+        load(book)
+    _append(book / "delivery.toml", '\n[subintents.declined_again]\nyou = ["retry my card"]\n')
+    (book / "payments.toml").write_text((book / "payments.toml").read_text(encoding="utf-8")
+                                        .replace('yours = ["x"]', 'you = ["retry my card"]'), encoding="utf-8")
+    with pytest.raises(PhrasebookError, match="delivery.toml: subintents.declined_again: already a sub-intent of "
+                                              "payments"):
+        load(book)
+
+
+def test_the_tables_are_read_only_and_keep_the_files_order():
+    frames = phrases.FRAMES
+    assert isinstance(frames, MappingProxyType) and isinstance(frames["you"], tuple)
+    with pytest.raises(TypeError):
+        frames["you"] = ()
+    document = tomllib.loads(PHRASEBOOK.joinpath("payments.toml").read_text(encoding="utf-8"))
+    assert [name for team, name, _ in SUBINTENTS if team == "payments"] == list(document["subintents"])
+    assert [team for team, _ in SHORT] == list(TEAMS)
+
+
+def test_every_slot_the_files_may_name_is_one_the_generator_fills():
+    rng = random.Random(0)
+    for name in sorted(SLOTS):
+        value = slots.fill("{" + name + "}", {}, rng)
+        assert value and value[0][0].strip() and "{" not in value[0][0], name
+
+
+def test_the_phrasebook_files_install_with_the_package():
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    patterns = package_data["package-data"]["ticketnet.data.synth"]
+    shipped = sorted(p.name for p in PHRASEBOOK.iterdir() if p.name.endswith(".toml"))
+    assert shipped == sorted(FILES)
+    assert all(any(fnmatch(f"phrasebook/{name}", pattern) for pattern in patterns) for name in shipped)
 
 
 def test_every_team_has_a_wide_charter_with_many_ways_to_ask():

@@ -1,4 +1,4 @@
-"""The deterministic generator of Larkfield's ticket splits (`generator`) and its phrase tables (`phrases`)."""
+"""The deterministic generator of Larkfield's ticket splits (`generator`) and its phrase tables (`phrases`, in TOML)."""
 
 from ticketnet.data.synth.generator import (
     COLUMNS, DEFAULT_SIZES, FIXED_ID, FIXED_ROW, MAX_TOKENS, PATTERNS, SPLITS, generate, main, to_csv, write_splits,

@@ -10,15 +10,15 @@ import re
 from pathlib import Path
 
 from ticketnet._runtime.atomic import write_atomic
+from ticketnet.data.synth.noise import render
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, BENT, CARDS, CLOSINGS, CODES, COLOURS, CONTENT_FRAMES, COURIERS, DETAILS,
-    DROPPABLE, FILLERS, FIRST_NAMES, FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS, FRAMES, GREETINGS, INTENTS, KITS,
-    MAIL_DOMAINS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MINOR_TAILS, MODELS, MONTHS,
-    NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS, NEGATIONS,
-    ORDER_REFS, OTHER_GOODS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, PARTS, PAY_METHODS, POWERED, SEEDS, SHORT,
-    SHORT_TAILS, SIGNOFFS, SIZES, SPANS, STREETS, SUBINTENTS, SURNAMES, TEAM_WORD_FRAMES, TEAM_WORDS, TEXTING, TOPICS,
-    TOWNS, WEARABLES, WEEKDAYS,
+    AMBIGUOUS, ASIDE_LEADS, ASIDES, CLOSINGS, CONTENT_FRAMES, DETAILS, FILLERS, FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS,
+    FRAMES, GREETINGS, INTENTS, LATER_ASIDE_LEADS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE,
+    MINOR_TAILS, NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS,
+    NEGATIONS, ORDER_REFS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, SHORT, SHORT_TAILS, SIGNOFFS, SUBINTENTS,
+    TEAM_WORD_FRAMES, TEAM_WORDS, TOPICS,
 )
+from ticketnet.data.synth.slots import Segments, fill
 from ticketnet.data.text import tokenize
 from ticketnet.data.tickets import TEAMS
 from ticketnet.paths import SYNTH_SEED, data_dir
@@ -56,117 +56,14 @@ FIXED_ROW = {
     "distractor": "delivery",
 }
 
-_SLOT = re.compile(r"\{(\w+)\}")
-_WORD = re.compile(r"[A-Za-z]{4,}")
-_LOOSE_PUNCT = re.compile(r"[.,!?;:](?=\s|$)")
-_TEXT_WORD = re.compile(r"[A-Za-z']+")
 _I_WORDS = ("I", "I'm", "I've", "I'd", "I'll")
 _A_VOWEL = re.compile(r"\b([Aa]) ([aeiou])")     # "a account question" -> "an account question"
 
-# A ticket under construction: a list of (kind, segments); a segment is (text, is_evidence).
-Segments = list[tuple[str, bool]]
-
 
 # ---------------------------------------------------------------------------------------------------
-# Slots and templates
+# Ticket bodies per pattern. A ticket under construction is a list of (kind, segments): "request", "negation",
+# "aside", "detail", ... each with the (text, is_evidence) segments of its filled template.
 # ---------------------------------------------------------------------------------------------------
-
-def _pick_product(rng: random.Random) -> str:
-    pool = rng.choices((POWERED, KITS, OTHER_GOODS), weights=(5, 3, 2))[0]
-    return rng.choice(pool)
-
-
-def _order_ref(rng: random.Random) -> str:
-    style = rng.randrange(4)
-    if style == 0:
-        return f"#LF-{rng.randint(100000, 999999)}"
-    if style == 1:
-        return f"LF-{rng.randint(100000, 999999)}"
-    if style == 2:
-        return str(rng.randint(10000, 99999))
-    return f"#{rng.randint(10000, 99999)}"
-
-
-def _amount(rng: random.Random) -> str:
-    pounds = rng.choice((rng.randint(3, 60), rng.randint(20, 400), rng.randint(100, 1200)))
-    pence = rng.choice(("99", "00", "49", "50", "95", f"{rng.randint(0, 99):02d}"))
-    style = rng.randrange(5)
-    if style == 0:
-        return f"{pounds}.{pence} GBP"
-    if style == 1 and pence == "00":
-        return f"£{pounds}"
-    return f"£{pounds}.{pence}"
-
-
-def _date(rng: random.Random) -> str:
-    style = rng.randrange(7)
-    if style == 0:
-        return f"on {rng.randint(1, 28)} {rng.choice(MONTHS)}"
-    if style == 1:
-        return f"on {rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}"
-    if style == 2:
-        return f"last {rng.choice(WEEKDAYS)}"
-    if style == 3:
-        return f"on {rng.choice(WEEKDAYS)}"
-    return rng.choice(("yesterday", "last week", "two weeks ago", "on the 4th", "a few days ago", "this morning"))
-
-
-def _email(rng: random.Random) -> str:
-    name = rng.choice(FIRST_NAMES).lower()
-    return f"{name}{rng.choice(('', '.', '_'))}{rng.choice(SURNAMES).lower().replace(chr(39), '')}" \
-           f"{rng.choice(('', str(rng.randint(1, 99))))}@{rng.choice(MAIL_DOMAINS)}"
-
-
-def _new_slot(name: str, ctx: dict[str, str], rng: random.Random) -> str:
-    """A fresh value for slot `name`; products stay consistent within one ticket."""
-    if name in ("tool", "kit"):
-        pool = POWERED if name == "tool" else KITS
-        product = ctx.get("product")
-        value = product if product in pool else rng.choice(pool)
-        ctx.setdefault("product", value)
-        return value
-    if name == "product":
-        return ctx.get("tool") or ctx.get("kit") or _pick_product(rng)
-    if name == "product2":
-        return rng.choice([p for p in POWERED + KITS + OTHER_GOODS if p != ctx.get("product")])
-    if name == "amount2":
-        value = _amount(rng)
-        while value == ctx.get("amount"):
-            value = _amount(rng)
-        return value
-    simple = {
-        "order": lambda: f"order {_order_ref(rng)}", "ref": lambda: _order_ref(rng), "amount": lambda: _amount(rng),
-        "date": lambda: _date(rng), "days": lambda: rng.choice(SPANS), "card": lambda: rng.choice(CARDS),
-        "paymethod": lambda: rng.choice(PAY_METHODS), "courier": lambda: rng.choice(COURIERS),
-        "code": lambda: rng.choice(CODES), "email": lambda: _email(rng), "colour": lambda: rng.choice(COLOURS),
-        "size": lambda: rng.choice(SIZES), "wearable": lambda: rng.choice(WEARABLES),
-        "model": lambda: rng.choice(MODELS), "part": lambda: rng.choice(PARTS), "seeds": lambda: rng.choice(SEEDS),
-        "gear": lambda: rng.choice(OTHER_GOODS[:4]), "name": lambda: rng.choice(FIRST_NAMES),
-        "surname": lambda: rng.choice(SURNAMES), "town": lambda: rng.choice(TOWNS),
-        "street": lambda: rng.choice(STREETS), "house": lambda: str(rng.randint(1, 140)),
-        "tracking": lambda: f"JD{rng.randint(10**9, 10**10 - 1)}",
-        "serial": lambda: f"LF{rng.randint(10**6, 10**7 - 1)}",
-        "phone": lambda: rng.choice(("07", "+44 7", "07")) + f"{rng.randint(100, 999)} {rng.randint(100000, 999999)}",
-    }
-    return simple[name]()
-
-
-def _slot(name: str, ctx: dict[str, str], rng: random.Random) -> str:
-    # The same slot name means the same thing within a ticket ("the mower" stays the same mower).
-    if name not in ctx:
-        ctx[name] = _new_slot(name, ctx, rng)
-    return ctx[name]
-
-
-def _fill(template: str, ctx: dict[str, str], rng: random.Random) -> Segments:
-    """Fill the slots of `template` and split it into (text, is_evidence) segments at its [brackets]."""
-    text = _SLOT.sub(lambda m: _slot(m.group(1), ctx, rng), template)
-    segments: Segments = []
-    for i, part in enumerate(re.split(r"[\[\]]", text)):
-        if part:
-            segments.append((part, i % 2 == 1))
-    return segments
-
 
 def _decap(template: str) -> str:
     """Lower-case the first letter so a request can follow ", but"; "I ..." and brand names stay."""
@@ -180,10 +77,6 @@ def _decap(template: str) -> str:
 def _table(rows: tuple, team: str) -> tuple[str, ...]:
     return next(items for name, items in rows if name == team)
 
-
-# ---------------------------------------------------------------------------------------------------
-# Ticket bodies per pattern
-# ---------------------------------------------------------------------------------------------------
 
 def _cap(text: str) -> str:
     """Upper-case the first letter (slots such as {product} are left alone)."""
@@ -218,12 +111,12 @@ def _other_team(rng: random.Random, team: str) -> str:
 
 def _plain_core(rng, team, ctx) -> list[tuple[str, Segments]]:
     template, siblings = _request(rng, team)
-    core = [("request", _fill(template, ctx, rng))]
+    core = [("request", fill(template, ctx, rng))]
     # Some customers raise a second, related problem for the same team.
     others = [t for t in siblings if t != template]
     if rng.random() < 0.15 and others:
         other = rng.choice(others)
-        core.append(("request", _fill(rng.choice(FOLLOW_UP_LEADS) + _decap(other), ctx, rng)))
+        core.append(("request", fill(rng.choice(FOLLOW_UP_LEADS) + _decap(other), ctx, rng)))
     return core
 
 
@@ -263,26 +156,26 @@ def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
             if where == "join":
                 joiner = rng.choice((", but ", " - ", ". ", "; "))
                 request = _decap(template) if joiner in (", but ", "; ") else template
-                return [("request", _fill(sentence.rstrip(".") + joiner + request, ctx, rng))]
-            negation = ("negation", _fill(sentence, ctx, rng))
-            request = ("request", _fill(template, ctx, rng))
+                return [("request", fill(sentence.rstrip(".") + joiner + request, ctx, rng))]
+            negation = ("negation", fill(sentence, ctx, rng))
+            request = ("request", fill(template, ctx, rng))
             return [negation, request] if where == "before" else [request, negation]
         if where == "join":
             joiner = rng.choice(NEG_JOINERS)
             request = _decap(template) if joiner in (", but ", ", ", "; ") else template
-            return [("request", _fill(_set_aside(rng.choice(NEG_JOIN), topic) + joiner + request, ctx, rng))]
-        negation = ("negation", _fill(_set_aside(rng.choice(NEG_BEFORE if where == "before" else NEG_AFTER), topic),
+            return [("request", fill(_set_aside(rng.choice(NEG_JOIN), topic) + joiner + request, ctx, rng))]
+        negation = ("negation", fill(_set_aside(rng.choice(NEG_BEFORE if where == "before" else NEG_AFTER), topic),
                                       ctx, rng))
-        request = ("request", _fill(template, ctx, rng))
+        request = ("request", fill(template, ctx, rng))
         return [negation, request] if where == "before" else [request, negation]
     before, after, joins = next((b, a, j) for t, b, a, j in NEGATIONS if t == distractor)
     where = rng.choices(("before", "join", "after"), weights=(3, 2, 5))[0]
     if where == "join":
-        return [("request", _fill(rng.choice(joins) + ", but " + _decap(template), ctx, rng))]
-    request = ("request", _fill(template, ctx, rng))
+        return [("request", fill(rng.choice(joins) + ", but " + _decap(template), ctx, rng))]
+    request = ("request", fill(template, ctx, rng))
     if where == "before":
-        return [("negation", _fill(rng.choice(before), ctx, rng)), request]
-    return [request, ("negation", _fill(rng.choice(after), ctx, rng))]
+        return [("negation", fill(rng.choice(before), ctx, rng)), request]
+    return [request, ("negation", fill(rng.choice(after), ctx, rng))]
 
 
 def _soften(segments: Segments, tail: str) -> Segments:
@@ -299,20 +192,20 @@ def _secondary_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     """Two requests, the other team's one marked as minor and the label's one as the main (no evidence in the minor)."""
     template, _ = _request(rng, team)
     minor_template, _ = _request(rng, distractor)
-    minor = _soften([(text, False) for text, _ in _fill(minor_template, ctx, rng)], rng.choice(MINOR_TAILS))
+    minor = _soften([(text, False) for text, _ in fill(minor_template, ctx, rng)], rng.choice(MINOR_TAILS))
     if rng.random() < 0.2:
         # "The big one: ... The small one: ...", in either order.
         main_lead, minor_lead = rng.choice(PAIRED_LEADS)
-        main = ("request", _fill(main_lead + _decap(template), ctx, rng))
+        main = ("request", fill(main_lead + _decap(template), ctx, rng))
         aside = ("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]])
         return [main, aside] if rng.random() < 0.7 else [aside, main]
     if rng.random() < 0.6:
         lead = rng.choice(MAIN_LEADS)
-        main = _fill(lead + _decap(template) if lead else template, ctx, rng)
+        main = fill(lead + _decap(template) if lead else template, ctx, rng)
         minor_lead = rng.choice(MINOR_LEADS_AFTER)
         return [("request", main), ("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]])]
     minor_lead = rng.choice(MINOR_LEADS_BEFORE)
-    main = _fill(rng.choice(MAIN_LEADS_AFTER) + _decap(template), ctx, rng)
+    main = fill(rng.choice(MAIN_LEADS_AFTER) + _decap(template), ctx, rng)
     return [("aside", [(minor_lead + _decap(minor[0][0]), False), *minor[1:]]), ("request", main)]
 
 
@@ -320,15 +213,14 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     if rng.random() < SECONDARY_SHARE:
         return _secondary_core(rng, team, distractor, ctx)
     template, _ = _request(rng, team)
-    request_segments = _fill(template, ctx, rng)
-    aside = ("aside", _fill(rng.choice(_table(ASIDES, distractor)), ctx, rng))
+    request_segments = fill(template, ctx, rng)
+    aside = ("aside", fill(rng.choice(_table(ASIDES, distractor)), ctx, rng))
     if rng.random() < 0.5:
         lead = rng.choice(ASIDE_LEADS)
         if lead:
-            request_segments = _fill(lead + _decap(template), ctx, rng)
+            request_segments = fill(lead + _decap(template), ctx, rng)
         return [aside, ("request", request_segments)]
-    lead = rng.choice(("Also, ", "Also, ", "By the way, ", "Oh and ", "Separately, ", "Unrelated, but ", "P.S. ",
-                       "The other thing is that ", "Also "))
+    lead = rng.choice(LATER_ASIDE_LEADS)
     aside_segments = _soften([(lead + _decap(aside[1][0][0]), False)], rng.choice(MINOR_TAILS))
     return [("request", request_segments), ("aside", aside_segments)]
 
@@ -336,7 +228,7 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
 def _ambiguous_core(rng, ctx) -> tuple[str, str, list[tuple[str, Segments]]]:
     """The routing convention's team, the other plausible team, and the request."""
     convention, other, template = rng.choice(AMBIGUOUS)
-    return convention, other, [("request", _fill(template, ctx, rng))]
+    return convention, other, [("request", fill(template, ctx, rng))]
 
 
 def _draw_pattern(rng: random.Random) -> str:
@@ -353,13 +245,13 @@ def _short_ticket(rng, team, ctx) -> list[tuple[str, Segments]]:
         kind = rng.choice([k for k in ("you", "me", "state", "direct") if parts.get(k)])
         part = rng.choice(parts[kind])
         template = part if kind == "direct" else "[" + (_cap(part) if rng.random() < 0.5 else part) + "]"
-    return [("request", _fill(template + rng.choice(SHORT_TAILS), ctx, rng))]
+    return [("request", fill(template + rng.choice(SHORT_TAILS), ctx, rng))]
 
 
 def _wrap(rng, team, core, ctx, rambling: bool) -> list[tuple[str, Segments]]:
     """Greeting, irrelevant context, details, order number, closing and sign-off around the core."""
     def sentence(kind: str, template: str) -> tuple[str, Segments]:
-        return kind, _fill(template, ctx, rng)
+        return kind, fill(template, ctx, rng)
 
     n_fill = rng.randint(3, 9) if rambling else int(rng.random() < 0.2)
     fillers = [sentence("filler", t) for t in rng.sample(FILLERS, n_fill)]
@@ -398,84 +290,6 @@ def _fit(parts: list[tuple[str, Segments]]) -> list[tuple[str, Segments]]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Surface noise: typos, case, punctuation. Applied per segment so evidence stays a literal substring.
-# ---------------------------------------------------------------------------------------------------
-
-def _typo(word: str, rng: random.Random) -> str:
-    i = rng.randrange(len(word) - 1)
-    kind = rng.randrange(3)
-    if kind == 0:
-        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
-    if kind == 1:
-        return word[:i] + word[i + 1:]
-    return word[:i] + word[i] + word[i:]
-
-
-def _style(rng: random.Random) -> dict:
-    texting = rng.random() < 0.08
-    return {
-        "broken": rng.random() < 0.10,
-        "typo_rate": rng.choices((0.0, 0.03, 0.08), weights=(60, 30, 10))[0],
-        "case": "lower" if texting else rng.choices(("as_is", "lower", "upper"), weights=(85, 12, 3))[0],
-        "strip_punct": texting or rng.random() < 0.08,
-        "texting": texting,
-    }
-
-
-def _broken(text: str, rng: random.Random) -> str:
-    """Second-language or hurried English: articles and auxiliaries left out, negations and tenses bent."""
-    def swap(m: re.Match) -> str:
-        word = m.group()
-        if word.lower() in DROPPABLE and rng.random() < 0.5:
-            return ""
-        bent = BENT.get(word) or BENT.get(word.lower())
-        return rng.choice(bent) if bent and rng.random() < 0.7 else word
-    return re.sub(r"  +", " ", _TEXT_WORD.sub(swap, text))
-
-
-def _texting(text: str, rng: random.Random) -> str:
-    """Texting abbreviations ("you" -> "u", "please" -> "pls") for most of the words that have one."""
-    def swap(m: re.Match) -> str:
-        word = m.group()
-        short = TEXTING.get(word.lower())
-        return rng.choice(short) if short and rng.random() < 0.7 else word
-    return _TEXT_WORD.sub(swap, text)
-
-
-def _surface(text: str, is_evidence: bool, style: dict, rng: random.Random) -> str:
-    # Evidence gets a third of the typo rate: a few misspelt key words, never most of them.
-    rate = style["typo_rate"] / 3 if is_evidence else style["typo_rate"]
-    if rate:
-        text = _WORD.sub(lambda m: _typo(m.group(), rng) if rng.random() < rate else m.group(), text)
-    if style.get("broken"):
-        text = _broken(text, rng)
-    if style.get("texting"):
-        text = _texting(text, rng)
-    if style["strip_punct"]:
-        text = _LOOSE_PUNCT.sub("", text).replace("'", "")
-    if style["case"] == "lower":
-        text = text.lower()
-    elif style["case"] == "upper":
-        text = text.upper()
-    return text
-
-
-def _render(parts: list[tuple[str, Segments]], rng: random.Random) -> tuple[str, str]:
-    """The ticket text and its `|`-joined evidence pieces, both after surface noise."""
-    style = _style(rng)
-    sentences, evidence = [], []
-    for _, segments in parts:
-        pieces = []
-        for text, is_evidence in segments:
-            out = _surface(text, is_evidence, style, rng)
-            pieces.append(out)
-            if is_evidence and out.strip():
-                evidence.append(out.strip())
-        sentences.append("".join(pieces).strip())
-    return " ".join(s for s in sentences if s), "|".join(evidence)
-
-
-# ---------------------------------------------------------------------------------------------------
 # Rows and splits
 # ---------------------------------------------------------------------------------------------------
 
@@ -504,7 +318,7 @@ def _ticket(rng: random.Random) -> dict[str, str]:
         core = _plain_core(rng, team, ctx)
     if not parts:
         parts = _wrap(rng, team, core, ctx, rambling=rng.random() < 0.09)
-    text, evidence = _render(_fit(parts), rng)
+    text, evidence = render(_fit(parts), rng)
     if pattern == "ambiguous" and rng.random() < AMBIGUOUS_COIN:
         # Context was written for the convention team; the coin only decides the label.
         team, distractor = rng.choice(((team, distractor), (distractor, team)))
