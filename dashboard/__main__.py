@@ -19,7 +19,7 @@ APP = Path(__file__).resolve().parent / "app.py"
 def _first_page_routes() -> bool:
     """Whether the Tickets page will have to route the valid split (its predictions neither shipped with these weights
     for this data nor stored by an earlier start): only then does it need torch before it can draw."""
-    from dashboard import store  # hashlib, json and paths only: no pandas, no torch
+    from dashboard.data import store  # hashlib, json and paths only: no pandas, no torch
     from ticketnet import paths, predictions
 
     weights, valid = paths.weights_path(), paths.data_path() / "valid.csv"

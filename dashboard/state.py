@@ -3,7 +3,7 @@
 # A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
 # its text lives in the session and rides in the link so that a link to it works: short texts (≤ `URL_TEXT_LIMIT`
 # characters) as they are in ``?text=``, longer ones packed (zlib + base64url) in ``?ztext=``, and texts too long
-# even packed stored on the server under their hash, ``?typed=<hash>`` (see dashboard/store.py). The URL wins only
+# even packed stored on the server under their hash, ``?typed=<hash>`` (see dashboard/data/store.py). The URL wins only
 # when it differs from what this session last wrote there (a pasted link, a new tab); otherwise the session's pick
 # wins, so picking in the table is never undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
 
@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import store
-from dashboard.data import splits
+from dashboard.data import splits, store
 
 DEFAULT_TICKET = "T-65052"
 CUSTOM = "custom"

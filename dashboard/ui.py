@@ -12,7 +12,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, narrative, state
+from dashboard import narrative, state
+from dashboard.charts import attention as charts
 from dashboard.data import model, splits, ticket
 from dashboard.text import md_escape
 from ticketnet.paths import ROOT

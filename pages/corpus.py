@@ -6,7 +6,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import corpus_charts, corpus_data, state, ui
+from dashboard import state, ui
+from dashboard.charts import corpus as corpus_charts
+from dashboard.data import corpus as corpus_data
 from dashboard.text import md_escape
 from ticketnet import DataError
 
@@ -95,7 +97,7 @@ with c2:
     ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
 cell = None
 if labelled:
-    from dashboard import charts
+    from dashboard.charts import attention as charts
 
     st.subheader("Confusion matrix")
     left, _ = st.columns([2, 3])

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboard import lesson_charts as lc
+from dashboard.charts import lesson as lc
 from ticketnet.lesson import cost
 
 NS = cost.DEFAULT_NS

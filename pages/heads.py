@@ -7,9 +7,10 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, interventions, narrative, state, ui
-from dashboard import intervention_charts as ic
-from dashboard.data import model, splits
+from dashboard import narrative, state, ui
+from dashboard.charts import attention as charts
+from dashboard.charts import interventions as ic
+from dashboard.data import interventions, model, splits
 from dashboard.text import md_escape
 
 MODEL_VIEW_MAX_TOKENS = 96
@@ -92,7 +93,7 @@ with st.expander("Parity with PyTorch, part by part"):
 # -- route interventions: cut one edge, switch one head off ----------------------------------------------------------
 # Below everything the page showed before, each in an expander that computes only once it is opened (on_change
 # "rerun" makes `.open` tell), so the page's first view draws what it drew before, as fast; each result is cached per
-# (ticket, block, row, head) in dashboard/interventions.py.
+# (ticket, block, row, head) in dashboard/data/interventions.py.
 target = int(ins.predicted)
 team = teams[target]
 n_tokens = len(tokens)

@@ -7,9 +7,10 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, interventions, narrative, state, ui
-from dashboard import intervention_charts as ic
-from dashboard.data import model, splits, ticket
+from dashboard import narrative, state, ui
+from dashboard.charts import attention as charts
+from dashboard.charts import interventions as ic
+from dashboard.data import interventions, model, splits, ticket
 from dashboard.text import md_escape
 from ticketnet.interpret import PHRASE_RULE, aopc, chance_band, mean_aopc, suggest_edit
 
@@ -175,7 +176,7 @@ if ti.evidence is not None:
 
 # -- interventions: a contrast pair, phrases (issue 13) ----------------------------------------------------------------
 # Each in an expander that computes once it is opened (on_change="rerun" makes `.open` tell), so the page's first view
-# draws what it drew before; results are cached per ticket, edit, target and unit in dashboard/interventions.py.
+# draws what it drew before; results are cached per ticket, edit, target and unit in dashboard/data/interventions.py.
 st.header("Interventions: an edit of the ticket, and its phrases", divider="gray")
 st.caption(f"Change the ticket and measure what the prediction of {md_escape(team)} does: an edited ticket patched "
            "into the original run (and back), and whole phrases deleted, in pairs and as Shapley coalitions. Each "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, filters, state, ui
+from dashboard import filters, state, ui
+from dashboard.charts import attention as charts
 from dashboard.data import model, splits
 from dashboard.text import md_escape
 from ticketnet import tokenize

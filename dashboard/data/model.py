@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import streamlit as st
 
-from dashboard.store import stamp
+from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
 from ticketnet._runtime.allocator import keep_freed_memory

@@ -1,7 +1,7 @@
 """The splits: their rows, routed and scored by the router, and the split-wide results kept in memory and on disk."""
 
 # Split-wide tables (the routed split, its interpretation, its head importance) are computed on request under one
-# lock, kept in memory for every session, and written to the cache folder (dashboard/store.py) keyed by the SHA-256
+# lock, kept in memory for every session, and written to the cache folder (data/store.py) keyed by the SHA-256
 # of the weights and of the split's CSV, so the first session after a restart reads them back.
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import store
+from dashboard.data import store
 from dashboard.data.model import card, router, weights_path, weights_stamp
-from dashboard.store import stamp
+from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
 from ticketnet.data.tickets import HARD_PATTERNS, DataError, load_split

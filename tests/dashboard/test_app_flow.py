@@ -237,7 +237,7 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
 def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data, private_cache):
     import pandas as pd
 
-    from dashboard import store
+    from dashboard.data import store
 
     df = pd.DataFrame({"ticket_id": ["T-1", "T-2"], "tau rollout": [0.5, float("nan")], "n": [3, 4]})
     h1 = store.files_hash([small_data / "valid.csv"])
@@ -252,7 +252,7 @@ def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data,
 
 
 def test_typed_text_packing_round_trip():
-    from dashboard import store
+    from dashboard.data import store
 
     for text in ["", "a", "My card was charged twice 🎉 <b>x</b> ünïcode\n\x00" * 40, "é" * 5000]:
         packed = store.pack_text(text)

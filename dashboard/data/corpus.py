@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.store import stamp
+from dashboard.data.store import stamp
 from ticketnet import paths
 from ticketnet.corpus import query
 from ticketnet.corpus.query import SORTS, Filters  # noqa: F401  (the page's sort orders and filters)
