@@ -54,4 +54,4 @@ page = st.navigation({"Inspect the router": PAGES, "How attention works": FORMUL
 state.sync_with_url()
 page.run()
 ui.sidebar()                                  # after the page, so a pick made on this run is already shown
-model.warm_model()                          # torch and the model code, in the background once the page is out
+model.warm_model()                            # torch and the model code, in the background once the page is out
