@@ -1,7 +1,7 @@
 """`python -m dashboard [streamlit options]`: the Streamlit server, with the heavy libraries importing as it starts."""
 
-# A cold start used to spend most of the first script run importing torch, pandas and altair (about 1.9 s on the
-# 2-core machine) after the browser had connected. Now the first page (Tickets) draws without torch when the valid
+# Importing torch, pandas and altair takes most of a cold start's first script run (about 1.9 s on the 2-core
+# machine) if it waits for the browser to connect. So the first page (Tickets) draws without torch when the valid
 # split's predictions are at hand (shipped with the weights, or stored by an earlier start), and this launcher
 # imports pandas and altair in a thread from the process's start, overlapping the server's own start-up and the
 # browser fetching the frontend; torch comes first only when that page must route the split. Measured side by side
@@ -19,7 +19,7 @@ APP = Path(__file__).resolve().parent / "app.py"
 def _first_page_routes() -> bool:
     """Whether the Tickets page will have to route the valid split (its predictions neither shipped with these weights
     for this data nor stored by an earlier start): only then does it need torch before it can draw."""
-    from dashboard import store  # hashlib, json and paths only: no pandas, no torch
+    from dashboard.data import store  # hashlib, json and paths only: no pandas, no torch
     from ticketnet import paths, predictions
 
     weights, valid = paths.weights_path(), paths.data_path() / "valid.csv"
@@ -45,7 +45,7 @@ def _preload(torch_first: bool) -> None:
     # this moment (Altair's transformers are global) never sees this one.
     altair.Chart(altair.Data(values=[{"x": 0}])).mark_point().encode(x="x:Q").to_dict()
     # With the valid split's routing stored, the Tickets page draws without the model, and torch (about a second of
-    # imports, all of it holding the GIL the first script run needs) is left to `loading.warm_model`, which the app
+    # imports, all of it holding the GIL the first script run needs) is left to `model.warm_model`, which the app
     # calls once that run is over: importing it here instead made a restart's first page 0.7 s slower.
 
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import loading, state, ui
+from dashboard import state, ui
+from dashboard.data import model
 from ticketnet.paths import ROOT
 
 # The tab icon is an emoji: Streamlit draws it as an inline SVG, where a ":material/…:" icon would be fetched from
@@ -53,4 +54,4 @@ page = st.navigation({"Inspect the router": PAGES, "How attention works": FORMUL
 state.sync_with_url()
 page.run()
 ui.sidebar()                                  # after the page, so a pick made on this run is already shown
-loading.warm_model()                          # torch and the model code, in the background once the page is out
+model.warm_model()                            # torch and the model code, in the background once the page is out

@@ -161,7 +161,7 @@ def kept() -> dict[str, object]:
 
 
 def apply(table, values: Mapping[str, object], cell: Mapping[str, str] | None = None):
-    """The rows of a split table (loading.split_table) that pass the filters, and a confusion cell if one is picked."""
+    """The rows of a split table (splits.split_table) that pass the filters, and a confusion cell if one is picked."""
     view = table
     if cell:
         view = view[(view["team"] == cell.get("true")) & (view["predicted"] == cell.get("predicted"))]

@@ -3,7 +3,7 @@
 # A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
 # its text lives in the session and rides in the link so that a link to it works: short texts (≤ `URL_TEXT_LIMIT`
 # characters) as they are in ``?text=``, longer ones packed (zlib + base64url) in ``?ztext=``, and texts too long
-# even packed stored on the server under their hash, ``?typed=<hash>`` (see dashboard/store.py). The URL wins only
+# even packed stored on the server under their hash, ``?typed=<hash>`` (see dashboard/data/store.py). The URL wins only
 # when it differs from what this session last wrote there (a pasted link, a new tab); otherwise the session's pick
 # wins, so picking in the table is never undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import loading, store
+from dashboard.data import splits, store
 
 DEFAULT_TICKET = "T-65052"
 CUSTOM = "custom"
@@ -96,11 +96,11 @@ def sync_with_url() -> None:
                                   "was stored by another server)" if broken else "its text is not in the link")
                                + ". Showing the default ticket instead.")
         elif url_ticket:
-            if loading.find_ticket(url_ticket) is not None:
+            if splits.find_ticket(url_ticket) is not None:
                 ss[_TICKET] = url_ticket
             else:
                 ss[_NOTICE] = (f"Ticket {url_ticket!r} from the link is in none of the splits "
-                               f"({', '.join(loading.SPLITS)}); showing {ss.get(_TICKET, DEFAULT_TICKET)} instead.")
+                               f"({', '.join(splits.SPLITS)}); showing {ss.get(_TICKET, DEFAULT_TICKET)} instead.")
     ss.setdefault(_TICKET, DEFAULT_TICKET)
     _write_url()
 
@@ -181,7 +181,7 @@ def current() -> Pick:
     for candidate in (ticket, DEFAULT_TICKET):
         if candidate == CUSTOM:
             continue
-        found = loading.find_ticket(candidate)
+        found = splits.find_ticket(candidate)
         if found is not None:
             split, row = found
             if candidate != ticket:
@@ -189,8 +189,8 @@ def current() -> Pick:
                 _write_url()
             return Pick(candidate, row["text"], row.get("team"), split, row.get("evidence", "") or "",
                         row.get("pattern", "") or "", row.get("distractor", "") or "")
-    first = loading.split_rows(loading.SPLITS[0]).iloc[0].to_dict()
+    first = splits.split_rows(splits.SPLITS[0]).iloc[0].to_dict()
     ss[_TICKET] = first["ticket_id"]
     _write_url()
-    return Pick(first["ticket_id"], first["text"], first.get("team"), loading.SPLITS[0], first.get("evidence", ""),
+    return Pick(first["ticket_id"], first["text"], first.get("team"), splits.SPLITS[0], first.get("evidence", ""),
                 first.get("pattern", ""), first.get("distractor", ""))

@@ -1,7 +1,7 @@
 """Shared page pieces: the picked-ticket header, notices about how the model read it, probability bars."""
 
 # A ticket's text is user text: it is shown with `st.text`/`st.code` or inside a chart, never as Markdown or
-# HTML. Every Markdown string built here passes ticket-derived values through `loading.md_escape`.
+# HTML. Every Markdown string built here passes ticket-derived values through `text.md_escape`.
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, loading, narrative, state
-from dashboard.loading import md_escape
+from dashboard import narrative, state
+from dashboard.charts import attention as charts
+from dashboard.data import model, splits, ticket
+from dashboard.text import md_escape
 from ticketnet.paths import ROOT
 
 try:
@@ -151,7 +153,7 @@ def cannot_route(exc: Exception) -> None:
 def inspection_or_stop(pick: state.Pick):
     """The picked ticket's inspection (cached per text), or the refusal and the end of the page's run."""
     try:
-        return loading.inspection(pick.text)
+        return ticket.inspection(pick.text)
     except ValueError as exc:                    # e.g. a typed ticket with nothing the tokenizer keeps
         cannot_route(exc)
 
@@ -161,10 +163,10 @@ def prediction_or_stop(pick: state.Pick):
     stored routing when that is at hand, with no model run (the Tickets page then draws before torch has even
     loaded); any other ticket's from its inspection. Stops the page for a ticket the router cannot read."""
     if not pick.custom:
-        probs = loading.routed_probs(pick.split, pick.ticket_id)
+        probs = splits.routed_probs(pick.split, pick.ticket_id)
         if probs is not None:
             try:
-                return probs, loading.card().encode(pick.text)
+                return probs, model.card().encode(pick.text)
             except ValueError as exc:
                 cannot_route(exc)
     ins = inspection_or_stop(pick)
@@ -207,7 +209,7 @@ def unlike_training_data(text: str, probs: Sequence[float]) -> None:
     in router.json (`Router.assess`)."""
     import torch
 
-    r = loading.router()
+    r = model.router()
     try:
         found = r.assess_encoded(r.encode(text), torch.tensor(list(probs)))
     except ValueError:                                          # nothing to read: the page says so elsewhere
@@ -273,8 +275,8 @@ def csv_download(df: pd.DataFrame, label: str, file_name: str, key: str) -> None
 
 def split_status(split: str, kind: str, what: str) -> None:
     """Which split the results below are about, which others are computed, and that each is computed on its own."""
-    done = loading.computed_splits(kind)
-    others = [s for s in loading.SPLITS if s != split]
+    done = splits.computed_splits(kind)
+    others = [s for s in splits.SPLITS if s != split]
     here = "computed" if split in done else "not computed yet"
     ready = [s for s in others if s in done]
     waiting = [s for s in others if s not in done]
@@ -310,7 +312,7 @@ def head_importance_button(split: str, n_tickets: int, key: str) -> None:
     _run_with_progress("Compute head importance",
                        f"Each of the 8 heads switched off in turn over the {n_tickets} tickets of the {split} split: "
                        f"about {estimate} s on two cores. Computed once, kept on disk.",
-                       "Masking each head in turn", key, partial(loading.compute_head_importance, split))
+                       "Masking each head in turn", key, partial(splits.compute_head_importance, split))
 
 
 def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
@@ -321,7 +323,7 @@ def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
                        f"For every ticket: Kendall τ of each attention signal against the deletion effect, and ERASER "
                        f"scores. About {estimate} s for the {n_tickets} tickets of the {split} split on two cores; "
                        "computed once, kept on disk and shared by the Tickets and Interpretation pages.",
-                       "Interpreting the split", key, partial(loading.compute_split_interpretation, split))
+                       "Interpreting the split", key, partial(splits.compute_split_interpretation, split))
 
 
 # -- route interventions: one unit toggle per page, effects printed without "0.00" -------------------------------------

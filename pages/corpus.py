@@ -6,10 +6,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import corpus_charts, corpus_data, state, ui
-from dashboard.loading import md_escape
-from ticketnet.corpus.query import SORTS, Filters
-from ticketnet.data.tickets import DataError
+from dashboard import state, ui
+from dashboard.charts import corpus as corpus_charts
+from dashboard.data import corpus as corpus_data
+from dashboard.text import md_escape
+from ticketnet import DataError
 
 FOLDER_KEY = "corpus_folder"
 TABLE_KEY = "corpus_table"
@@ -96,7 +97,7 @@ with c2:
     ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
 cell = None
 if labelled:
-    from dashboard import charts
+    from dashboard.charts import attention as charts
 
     st.subheader("Confusion matrix")
     left, _ = st.columns([2, 3])
@@ -153,13 +154,14 @@ disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, (0.0, 1.0), 
                        disabled=scan.level == "route",
                        help="(1 − Kendall τ between rollout and the deletion effect) / 2: 0 = rollout ranks the words "
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
-sorts = [s for s in SORTS if scan.level != "route" or "disagrees" not in s]
+sorts = [s for s in corpus_data.SORTS if scan.level != "route" or "disagrees" not in s]
 sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
 if cell:                                          # a confusion cell narrows the teams, as on the Tickets page
     pred, true = cell.get("predicted", pred), cell.get("true", true)
     st.caption(f"Confusion cell: true {md_escape(true)} → predicted {md_escape(pred)} (double-click the cell to clear)")
-filters = Filters(token=token or "", team="" if pred == "any" else pred, label="" if true == "any" else true,
-                  misrouted=bool(misrouted), confidence=tuple(conf), disagreement=tuple(disagree), sort=sort)
+filters = corpus_data.Filters(token=token or "", team="" if pred == "any" else pred,
+                              label="" if true == "any" else true, misrouted=bool(misrouted),
+                              confidence=tuple(conf), disagreement=tuple(disagree), sort=sort)
 view, total = corpus_data.tickets(scan, filters)
 st.caption(f"{total:,} of {summary['tickets']:,} tickets match" + (f"; the first {len(view):,} are listed"
                                                                      if total > len(view) else "")

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboard import lesson_charts as lc
+from dashboard.charts import lesson as lc
 from ticketnet.lesson import cost
 
 NS = cost.DEFAULT_NS
@@ -27,7 +27,7 @@ def run_measurement(ns: tuple[int, ...], repeats: int) -> None:
 
     try:
         # The worker process measures on the machine's cores (up to 4), not with the server's one thread per
-        # session (dashboard/loading.py): it is timing attention, not serving pages.
+        # session (dashboard/data/model.py): it is timing attention, not serving pages.
         df, machine = cost.measure(ns, repeats=repeats, progress=progress,
                                    threads=max(1, min(4, os.cpu_count() or 1)))
     except (RuntimeError, OSError) as exc:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import lesson_charts as lc
+from dashboard.charts import lesson as lc
 from ticketnet.lesson import explorers as lesson
 
 SECTIONS = ("Two vectors", "Matrix form", "Why √d_k", "Masks", "Bigger embeddings")

@@ -7,9 +7,11 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, interventions, loading, narrative, state, ui
-from dashboard import intervention_charts as ic
-from dashboard.loading import md_escape
+from dashboard import narrative, state, ui
+from dashboard.charts import attention as charts
+from dashboard.charts import interventions as ic
+from dashboard.data import interventions, model, splits
+from dashboard.text import md_escape
 
 MODEL_VIEW_MAX_TOKENS = 96
 
@@ -17,7 +19,7 @@ st.title("Heads")
 st.caption("Rows are the reading token (query), columns the token it reads (key); each row sums to 1. Colour is a "
            "square-root scale up to each head's own largest weight. Pick a query row to frame it in every head.")
 
-router = loading.router()
+router = model.router()
 teams = list(router.teams)
 pick = state.current()
 ins = ui.inspection_or_stop(pick)              # cached per text: changing block or row never reruns the model
@@ -44,7 +46,7 @@ with c2:
                              help="Default: the first 'not' (negations are where routing is hard), else the first "
                                   "token.")
 with c3:
-    importance = loading.head_importance("valid")
+    importance = splits.head_importance("valid")
     if importance is None:
         st.caption("Head importance (what masking each head costs on the valid split) is computed on the "
                    "Interpretation page; once computed it appears in the heatmap titles.")
@@ -91,7 +93,7 @@ with st.expander("Parity with PyTorch, part by part"):
 # -- route interventions: cut one edge, switch one head off ----------------------------------------------------------
 # Below everything the page showed before, each in an expander that computes only once it is opened (on_change
 # "rerun" makes `.open` tell), so the page's first view draws what it drew before, as fast; each result is cached per
-# (ticket, block, row, head) in dashboard/interventions.py.
+# (ticket, block, row, head) in dashboard/data/interventions.py.
 target = int(ins.predicted)
 team = teams[target]
 n_tokens = len(tokens)

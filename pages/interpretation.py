@@ -7,9 +7,11 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, interventions, loading, narrative, state, ui
-from dashboard import intervention_charts as ic
-from dashboard.loading import md_escape
+from dashboard import narrative, state, ui
+from dashboard.charts import attention as charts
+from dashboard.charts import interventions as ic
+from dashboard.data import interventions, model, splits, ticket
+from dashboard.text import md_escape
 from ticketnet.interpret import PHRASE_RULE, aopc, chance_band, mean_aopc, suggest_edit
 
 ATTENTION_SIGNALS_DEFAULT = ("rollout", "mean attention b2", "integrated gradients")
@@ -20,7 +22,7 @@ st.caption("Attention shows where each head reads. Whether that matters is a sep
            "changing the ticket: delete a token (or replace it with <unk>) and watch p(team) move. Gradients and "
            "ERASER scores add two more views; the split-wide section tests whether one ticket's story holds.")
 
-router = loading.router()
+router = model.router()
 teams = list(router.teams)
 pick = state.current()
 ins = ui.inspection_or_stop(pick)
@@ -35,7 +37,7 @@ t1, t2 = st.columns([2, 3], vertical_alignment="bottom")      # the target label
 target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)), index=predicted,
                       format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
                       key=f"target_{text_key}")
-ti = loading.interpretation(pick.text, target, pick.evidence)
+ti = ticket.interpretation(pick.text, target, pick.evidence)
 team = teams[target]
 if ti.note:
     t2.info(md_escape(ti.note), icon=":material/info:")
@@ -174,7 +176,7 @@ if ti.evidence is not None:
 
 # -- interventions: a contrast pair, phrases (issue 13) ----------------------------------------------------------------
 # Each in an expander that computes once it is opened (on_change="rerun" makes `.open` tell), so the page's first view
-# draws what it drew before; results are cached per ticket, edit, target and unit in dashboard/interventions.py.
+# draws what it drew before; results are cached per ticket, edit, target and unit in dashboard/data/interventions.py.
 st.header("Interventions: an edit of the ticket, and its phrases", divider="gray")
 st.caption(f"Change the ticket and measure what the prediction of {md_escape(team)} does: an edited ticket patched "
            "into the original run (and back), and whole phrases deleted, in pairs and as Shapley coalitions. Each "
@@ -195,7 +197,7 @@ with contrast_section:
         edited = st.text_area("Edited ticket (b)", value=suggested or pick.text, key=f"contrast_edit_{text_key}",
                               max_chars=20_000, height=110)
         try:
-            ins_b = loading.inspection(edited) if edited.strip() else None
+            ins_b = ticket.inspection(edited) if edited.strip() else None
         except ValueError as exc:
             ins_b = None
             st.warning(f"The edit cannot be routed: {md_escape(exc)}")
@@ -266,14 +268,14 @@ with phrase_section:
 
 # -- across the split -----------------------------------------------------------------------------------------------
 st.header("Across a split", divider="gray")
-split = st.segmented_control("Split", loading.SPLITS, default="valid", key="interp_split", required=True) or "valid"
-n_split = len(loading.split_rows(split))
+split = st.segmented_control("Split", splits.SPLITS, default="valid", key="interp_split", required=True) or "valid"
+n_split = len(splits.split_rows(split))
 s1, s2 = st.columns(2, gap="large")
 
 with s1:
     st.subheader("Head importance")
     ui.split_status(split, "heads", "Head importance")
-    importance = loading.head_importance(split)
+    importance = splits.head_importance(split)
     if importance is None:
         st.caption(f"Switch off one head at a time over the {n_split} tickets and measure what routing loses "
                    "(Michel et al. 2019).")
@@ -291,7 +293,7 @@ with s1:
 with s2:
     st.subheader("Attention against effect, ticket by ticket")
     ui.split_status(split, "interpret", "Interpretation")
-    interp = loading.split_interpretation(split)
+    interp = splits.split_interpretation(split)
     if interp is None:
         st.caption(f"For each of the {n_split} tickets: Kendall τ of every attention signal against the deletion "
                    "effect (target: predicted team), and ERASER AOPC. Computed once and shared with the Tickets "

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, filters, loading, state, ui
-from dashboard.loading import md_escape
+from dashboard import filters, state, ui
+from dashboard.charts import attention as charts
+from dashboard.data import model, splits
+from dashboard.text import md_escape
 from ticketnet import tokenize
 
 TABLE_KEY = "ticket_table"
@@ -43,7 +45,7 @@ notice = state.url_notice()
 if notice:
     st.warning(notice, icon=":material/link_off:")
 
-card = loading.card()                           # no model: a restart draws this page before torch has loaded
+card = model.card()                           # no model: a restart draws this page before torch has loaded
 teams = list(card.teams)
 take_table_pick()
 
@@ -77,13 +79,13 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
 
 # -- a split: quality and the table ---------------------------------------------------------------------------
 st.header("Tickets of a split", divider="gray")
-filters.restore(loading.SPLITS, teams)           # filters, sort and split survive a visit to another page
-split = st.segmented_control("Split", loading.SPLITS, key="split", required=True,
+filters.restore(splits.SPLITS, teams)           # filters, sort and split survive a visit to another page
+split = st.segmented_control("Split", splits.SPLITS, key="split", required=True,
                              help="valid: used to pick the best epoch; test: held out; train: what the router "
                                   "learnt from")
 split = split or "valid"
-table = loading.split_table(split)
-summary = loading.quality(split)
+table = splits.split_table(split)
+summary = splits.quality(split)
 
 # Side by side when both fit the window, the confusion matrix below the metrics in a narrow one (st.columns would
 # squeeze the metrics to "0…" and the matrix to an unreadable width at 1000 px).
@@ -116,7 +118,7 @@ with q_right:
     cell = filters.confusion_cell(split, picked_cells, returning)
 
 # -- filters ----------------------------------------------------------------------------------------------------
-interp = loading.split_interpretation(split)
+interp = splits.split_interpretation(split)
 st.subheader("Find a ticket")
 filter_row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")   # wraps, labels kept whole
 f1, f2, f3, f4, f5, f6, f7 = (filter_row.container(width=w) for w in (140, 150, 170, 140, 170, 200, 170))

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 import streamlit as st
 
-from dashboard import loading, narrative, state, ui
-from dashboard.loading import md_escape
-from ticketnet.lens import parity
+from dashboard import narrative, state, ui
+from dashboard.data import parity, splits
+from dashboard.text import md_escape
 
 COMPANIONS = 15          # valid tickets padded together with the picked one (as CI pads the first 16)
-
-
-@st.cache_data(show_spinner="Running one head and MultiHead against PyTorch…")
-def synthetic_rows(run: int) -> tuple[list[parity.ParityRow], float]:
-    t0 = time.perf_counter()
-    rows = parity.formula_rows()
-    return rows, time.perf_counter() - t0
-
-
-@st.cache_data(show_spinner="Running the shipped model's two blocks on the ticket…", max_entries=64)
-def model_rows(text: str, weights_key: tuple, run: int) -> list[parity.ParityRow]:
-    return parity.model_rows(loading.router(), text)
-
-
-@st.cache_data(show_spinner="Running a padded batch and the masked-token invariance check…", max_entries=64)
-def padded_rows(texts: tuple[str, ...], weights_key: tuple, run: int) -> list[parity.ParityRow]:
-    return parity.padded_batch_rows(loading.router(), list(texts))
 
 
 def table(rows: list[parity.ParityRow]) -> pd.DataFrame:
@@ -57,27 +38,26 @@ run = st.session_state.setdefault("verification_run", 0)
 if st.button("Run the suite again", key="verification_rerun", icon=":material/refresh:"):
     run = st.session_state["verification_run"] = run + 1
 
-rows, seconds = synthetic_rows(run)
+rows, seconds = parity.formula_rows(run)
 show(rows, "The formula against PyTorch")
 st.caption(f"One head: `attention()` against `F.scaled_dot_product_attention`. Multi-head: `MultiHead` against "
            f"`nn.MultiheadAttention` holding the same weights, outputs and per-head weights. Three sequences padded "
            f"to lengths {', '.join(map(str, parity.LENGTHS))}; no mask, causal, padding, both; float32 and float64. "
            f"Ran in {seconds * 1000:.0f} ms.")
 
-router = loading.router()
 pick = state.current()
 label = "your ticket" if pick.custom else pick.ticket_id
 try:
-    show(model_rows(pick.text, loading.weights_stamp(), run), f"The shipped model on {label}")
+    show(parity.model_rows(pick.text, run), f"The shipped model on {label}")
 except ValueError as exc:
     ui.cannot_route(exc)
 st.caption("Both blocks: from-scratch `MultiHead` weights, attention outputs and block outputs against "
            "PyTorch's own trained layers fed the same inputs, and the logits.")
 
-valid = loading.split_rows("valid")
+valid = splits.split_rows("valid")
 others = [t for t in valid["text"].tolist() if t != pick.text][:COMPANIONS]
 try:
-    batch = padded_rows(tuple([pick.text, *others]), loading.weights_stamp(), run)
+    batch = parity.padded_rows(tuple([pick.text, *others]), run)
 except ValueError as exc:
     st.info(f"The padded-batch check could not run: {md_escape(exc)}")
 else:

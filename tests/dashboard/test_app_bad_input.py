@@ -253,7 +253,7 @@ def test_a_data_folder_that_does_not_exist_gives_one_readable_error(data_copy, m
 
 
 def test_markdown_escaping_also_shows_invisible_characters():
-    from dashboard.loading import md_escape
+    from dashboard.text import md_escape
 
     assert md_escape("card\x00 *x*\x1b[31m") == "card␀ \\*x\\*␛\\[31m"
     assert md_escape("a\u202eb\x7f") == "a‹U+202E›b␡"

@@ -195,14 +195,14 @@ def test_picking_a_row_puts_links_to_its_heads_and_interpretation_beside_the_tab
 # -- 12. long-running buttons, results on disk, which split, long typed tickets in links --------------------------------
 def test_head_importance_reports_progress_and_split_results_come_back_after_a_restart(small_data, private_cache,
                                                                                    monkeypatch):
-    from dashboard import loading
+    from dashboard.data import splits
 
     calls = []
-    real = loading._head_importance
-    monkeypatch.setattr(loading, "HEAD_CHUNK", 16)
-    monkeypatch.setattr(loading, "_head_importance",
+    real = splits._head_importance
+    monkeypatch.setattr(splits, "HEAD_CHUNK", 16)
+    monkeypatch.setattr(splits, "_head_importance",
                         lambda split, progress=None: real(split, lambda d, t: (calls.append((d, t)), progress(d, t))))
-    loading._split_store.clear()
+    splits._split_store.clear()
     at = app_test().run()
     at.switch_page(INTERPRETATION).run()
     _ok(at)
@@ -218,8 +218,8 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
     stored = sorted(p.name.split("-w")[0] for p in (private_cache / "splits").glob("*.parquet"))
     assert stored == ["heads-valid", "interpret-valid", "routed-valid"], "the routed split is kept on disk too"
 
-    loading._split_store.clear()                           # what a server restart forgets
-    monkeypatch.setattr(loading, "_route_split", lambda split: pytest.fail(f"{split} was routed again"))
+    splits._split_store.clear()                           # what a server restart forgets
+    monkeypatch.setattr(splits, "_route_split", lambda split: pytest.fail(f"{split} was routed again"))
     again = app_test().run()
     _ok(again)
     assert "disagreement" in _table(again).columns, "the split interpretation came back from disk"
@@ -237,7 +237,7 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
 def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data, private_cache):
     import pandas as pd
 
-    from dashboard import store
+    from dashboard.data import store
 
     df = pd.DataFrame({"ticket_id": ["T-1", "T-2"], "tau rollout": [0.5, float("nan")], "n": [3, 4]})
     h1 = store.files_hash([small_data / "valid.csv"])
@@ -252,7 +252,7 @@ def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data,
 
 
 def test_typed_text_packing_round_trip():
-    from dashboard import store
+    from dashboard.data import store
 
     for text in ["", "a", "My card was charged twice 🎉 <b>x</b> ünïcode\n\x00" * 40, "é" * 5000]:
         packed = store.pack_text(text)

@@ -57,13 +57,13 @@ def test_tickets_page_shows_the_default_ticket_its_prediction_and_the_split(app_
 
 def test_a_restarted_server_draws_the_tickets_page_from_stored_predictions_without_the_model(app_env, router,
                                                                                             valid_rows, monkeypatch):
-    from dashboard import loading
+    from dashboard.data import model, splits
 
-    loading._split_store.clear()                       # (other tests' tables, kept in this process's memory)
+    splits._split_store.clear()                        # (other tests' tables, kept in this process's memory)
     app_test().run()                                   # the first start routes the valid split and stores it
-    loading._load_router.clear()
-    loading._split_store.clear()                       # as after a restart: only the disk store is left
-    monkeypatch.setattr(loading, "_load_router", lambda *a: pytest.fail("the Tickets page loaded the model"))
+    model._load_router.clear()
+    splits._split_store.clear()                        # as after a restart: only the disk store is left
+    monkeypatch.setattr(model, "_load_router", lambda *a: pytest.fail("the Tickets page loaded the model"))
     at = app_test().run()
     _ok(at)
     default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
@@ -79,7 +79,7 @@ def test_a_fresh_machine_draws_the_tickets_page_from_the_predictions_shipped_wit
         app_env, router, valid_rows, tmp_path, monkeypatch):
     import shutil
 
-    from dashboard import loading
+    from dashboard.data import model, splits
     from ticketnet import predictions
 
     folder = tmp_path / "weights"
@@ -88,8 +88,8 @@ def test_a_fresh_machine_draws_the_tickets_page_from_the_predictions_shipped_wit
         shutil.copy(p, folder / p.name)
     predictions.write_predictions(router, folder / app_env.weights.name, app_env.data, splits=("valid",))
     monkeypatch.setenv("TICKETNET_WEIGHTS", str(folder / app_env.weights.name))
-    loading._split_store.clear()
-    monkeypatch.setattr(loading, "_load_router", lambda *a: pytest.fail("the Tickets page loaded the model"))
+    splits._split_store.clear()
+    monkeypatch.setattr(model, "_load_router", lambda *a: pytest.fail("the Tickets page loaded the model"))
     at = app_test().run()                              # an empty $TICKETNET_CACHE, as on a fresh machine
     _ok(at)
     default = next(r for r in valid_rows if r["ticket_id"] == DEFAULT_TICKET)
@@ -207,13 +207,13 @@ def test_a_typed_ticket_in_the_url_is_restored(app_env):
 
 # -- Heads -------------------------------------------------------------------------------------------------------
 def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, router, valid_rows, monkeypatch):
-    from dashboard import loading
+    from dashboard.data import ticket
     from ticketnet.lens import inspection as lens
 
     calls = []
     real = lens.inspect_ticket
     monkeypatch.setattr(lens, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
-    loading._inspection.clear()
+    ticket.inspection.clear()
 
     at = app_test().run()
     at.switch_page(HEADS).run()

@@ -65,7 +65,7 @@ def test_each_session_keeps_its_own_pick(app_env, valid_rows):
 
 
 def test_the_shared_model_is_only_read(app_env, valid_rows):
-    from dashboard import loading
+    from dashboard.data import model
     from ticketnet import Router
 
     fresh = Router.load(app_env.weights).model.state_dict()
@@ -75,8 +75,8 @@ def test_the_shared_model_is_only_read(app_env, valid_rows):
     at.switch_page(INTERPRETATION).run()                # gradients (integrated gradients, gradient × input) too
     _ok(at)
 
-    shared = loading._load_router(str(loading.weights_path()), loading.weights_stamp())
-    assert shared is loading._load_router(str(loading.weights_path()), loading.weights_stamp())   # one object
+    shared = model._load_router(str(model.weights_path()), model.weights_stamp())
+    assert shared is model._load_router(str(model.weights_path()), model.weights_stamp())   # one object
     model = shared.model
     assert not model.training
     assert all(not p.requires_grad and p.grad is None for p in model.parameters())
@@ -86,7 +86,7 @@ def test_the_shared_model_is_only_read(app_env, valid_rows):
 
 
 def test_computations_run_on_the_server_thread_count(monkeypatch):
-    from dashboard import loading
+    from dashboard.data import model
     from ticketnet import paths
 
     for value, expected in (("", 1), ("3", 3), ("0", 1), ("many", 1)):
@@ -96,21 +96,21 @@ def test_computations_run_on_the_server_thread_count(monkeypatch):
     seen = []
 
     def session_run():                                  # a script run is a fresh thread, as in the server
-        loading.use_server_threads()
+        model.use_server_threads()
         seen.append(torch.get_num_threads())
 
     t = threading.Thread(target=session_run)
     t.start()
     t.join()
-    assert seen == [loading.TORCH_THREADS]
+    assert seen == [model.TORCH_THREADS]
 
 
 def test_gradient_attributions_do_not_disturb_other_sessions(app_env, valid_rows):
     """Captum hooks the embedding layer while it runs; other sessions' forward passes on the shared model, at the
     same moment, must not pass through those hooks (each would read the other's tensors)."""
-    from dashboard import loading
+    from dashboard.data import model, ticket
 
-    shared = loading._load_router(str(loading.weights_path()), loading.weights_stamp())
+    shared = model._load_router(str(model.weights_path()), model.weights_stamp())
     texts = [r["text"] for r in valid_rows[:400]]
     stop, failures = threading.Event(), []
 
@@ -119,7 +119,7 @@ def test_gradient_attributions_do_not_disturb_other_sessions(app_env, valid_rows
         while not stop.is_set():
             try:
                 shared.predict_texts(texts[i % 390 : i % 390 + 10])
-                loading.inspection(texts[(i * 7) % 400])
+                ticket.inspection(texts[(i * 7) % 400])
             except Exception as exc:                   # noqa: BLE001 - any failure is the finding
                 failures.append(repr(exc))
                 return
@@ -129,7 +129,7 @@ def test_gradient_attributions_do_not_disturb_other_sessions(app_env, valid_rows
     t.start()
     try:
         for k in range(6):                              # distinct texts: no cache hits
-            loading.interpretation(f"{texts[k]} and one more thing number {k}")
+            ticket.interpretation(f"{texts[k]} and one more thing number {k}")
     finally:
         stop.set()
         t.join()

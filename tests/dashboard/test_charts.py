@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from dashboard import charts, narrative
+from dashboard import narrative
+from dashboard.charts import attention as charts
 
 TOKENS = ["it", "'", "s", "not", "a", "delivery", "problem", ".", "my", "card", "not"]   # "not" repeats
 N = len(TOKENS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard import corpus_charts
+from dashboard.charts import corpus as corpus_charts
 
 SUMMARY = {"teams": ["payments", "delivery"], "tickets": 10, "routing": {"payments": 6, "delivery": 4},
            "confidence_hist": {"edges": [0.0, 0.5, 1.0], "counts": [3, 7]},

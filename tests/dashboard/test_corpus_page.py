@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from dashboard.loading import md_escape
+from dashboard.text import md_escape
 from tests.conftest import HEADS, app_test
 
 CORPUS = "../pages/corpus.py"

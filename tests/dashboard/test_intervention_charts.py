@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import intervention_charts as ic
+from dashboard.charts import interventions as ic
 
 TOKENS = ["it", "'", "s", "not"]
 

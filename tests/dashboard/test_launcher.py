@@ -32,7 +32,7 @@ def test_preload_imports_the_libraries_and_builds_a_chart_without_error():
 def test_torch_is_preloaded_only_when_the_first_page_must_route(router, artifacts, tmp_path, monkeypatch):
     import shutil
 
-    from dashboard import store
+    from dashboard.data import store
     from ticketnet import paths, predictions
 
     folder = tmp_path / "weights"
@@ -71,8 +71,8 @@ def test_without_routing_to_do_the_preload_leaves_torch_for_later():
 def test_the_first_page_s_modules_import_no_torch():
     # A restart draws the Tickets page before torch has loaded: everything that page imports must do without it.
     code = ("import sys, ticketnet, ticketnet.card, ticketnet.metrics, ticketnet.paths, ticketnet.data.tickets\n"
-            "import dashboard.loading, dashboard.ui, dashboard.state, dashboard.filters, dashboard.charts, "
-            "dashboard.store, dashboard.narrative\n"
+            "import dashboard.data.model, dashboard.data.splits, dashboard.data.ticket, dashboard.ui, dashboard.state, "
+            "dashboard.filters, dashboard.charts.attention, dashboard.data.store, dashboard.text, dashboard.narrative\n"
             "from ticketnet import load_card, tokenize\n"
             "load_card().encode('where is my parcel')\n"
             "print(sorted(m for m in ('torch', 'scipy', 'captum') if m in sys.modules))\n")

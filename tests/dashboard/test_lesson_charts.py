@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from dashboard import lesson_charts as lc
+from dashboard.charts import lesson as lc
 from tests.dashboard.test_charts import assert_readable_in_both_themes
 from ticketnet.lesson import explorers as lesson
 

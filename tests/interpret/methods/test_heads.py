@@ -21,3 +21,22 @@ def test_masking_a_head_whose_output_projection_is_zero_changes_nothing():
     assert df.prob_drop.abs().max() > 1e-4                             # other heads do matter
     pred = head_importance(model, ids, is_pad, labels, target="predicted", batch_size=2)
     assert abs(pred[(pred["block"] == 1) & (pred["head"] == 2)].prob_drop.iloc[0]) <= 1e-6
+
+
+def test_head_importance_by_length_is_the_mean_of_each_ticket_s_own():
+    from ticketnet.interpret.methods.heads import MEASURES, head_importance_by_length
+
+    model = make_model(head_scale=4.0)
+    gen = torch.Generator().manual_seed(1)
+    ids = [torch.randint(3, 50, (int(n),), generator=gen).tolist() for n in torch.randint(2, 20, (11,), generator=gen)]
+    labels = torch.randint(0, 5, (11,), generator=gen).tolist()
+    steps = []
+    batched = head_importance_by_length(model, ids, labels, chunk_size=4, progress=lambda d, t: steps.append((d, t)))
+    alone = [head_importance(model, *pad_batch([s]), torch.tensor([y])) for s, y in zip(ids, labels, strict=True)]
+    assert steps == [(4, 11), (8, 11), (11, 11)]
+    assert list(batched.columns) == ["block", "head", *MEASURES]
+    assert list(zip(batched["block"], batched["head"])) == list(zip(alone[0]["block"], alone[0]["head"]))
+    for column in MEASURES:
+        mean = sum(df[column].to_numpy() for df in alone) / len(alone)
+        assert abs(batched[column].to_numpy() - mean).max() <= 1e-6, column
+    assert batched["prob_drop"].abs().max() > 1e-4

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
 from ticketnet.interpret.methods.counterfactual import check_eval
 from ticketnet.lens.inspection import run_with_cache
+from ticketnet.nn.transformer import pad_batch
+
+MEASURES = ["accuracy", "accuracy_drop", "prob_drop"]
 
 
 def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tensor,
@@ -47,4 +52,25 @@ def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tenso
     acc = probs.argmax(-1).eq(labels[None]).double().mean(-1)                           # (L·h+1,)
     rows = [(j // h + 1, j % h + 1, float(acc[j + 1]), float(acc[0] - acc[j + 1]),
              float((p_who[0] - p_who[j + 1]).mean())) for j in range(L * h)]
-    return pd.DataFrame(rows, columns=["block", "head", "accuracy", "accuracy_drop", "prob_drop"])
+    return pd.DataFrame(rows, columns=["block", "head", *MEASURES])
+
+
+def head_importance_by_length(model: nn.Module, ids: Sequence[Sequence[int]], labels: Sequence[int],
+                              chunk_size: int = 128,
+                              progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """`head_importance` (target: the label) over tickets of any lengths, given as id lists: the tickets sorted by
+    length and padded in chunks of `chunk_size`, so padding stays small, and the chunks' means averaged by size, so
+    the result is the mean over every ticket. `progress(done, total)` after each chunk."""
+    if len(ids) != len(labels) or not len(ids):
+        raise ValueError(f"need as many labels as tickets, and at least one ticket: {len(ids)} and {len(labels)}")
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    labels = torch.as_tensor(labels, dtype=torch.long)
+    total = pd.DataFrame()
+    for start in range(0, len(order), chunk_size):
+        idx = order[start : start + chunk_size]
+        part = head_importance(model, *pad_batch([list(ids[i]) for i in idx]), labels[idx])
+        part[MEASURES] = part[MEASURES] * len(idx) / len(order)
+        total = part if total.empty else total.assign(**{c: total[c] + part[c] for c in MEASURES})
+        if progress is not None:
+            progress(start + len(idx), len(order))
+    return total

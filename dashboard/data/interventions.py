@@ -1,19 +1,20 @@
 """Route interventions for the pages, cached: edge knockout and effect maps, head ablation, contrast patching, phrases."""
 
-# Same pattern as dashboard/loading.py: one `st.cache_data` entry per (text, …, weights_stamp()), computed from the
-# shared router, which is only read here (no hooks: the interventions run the from-scratch lens, not Captum's
-# gradient hooks; Captum's Shapley sampling only calls a forward function). The head means of the valid split are
-# computed once per weights and data file and kept with `st.cache_resource`.
+# Each result is cached per (arguments, weights file) by `cached_on_weights`, computed from the shared router, which
+# is only read here (no hooks: the interventions run the from-scratch lens, not Captum's gradient hooks; Captum's
+# Shapley sampling only calls a forward function). The head means of the valid split are computed once per weights
+# and data file and kept as one shared tensor.
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pandas as pd
-import streamlit as st
 import torch
 
-from dashboard import loading
+from dashboard.data import splits
+from dashboard.data.model import cached_on_weights, router
+from dashboard.data.ticket import inspection
 from ticketnet.interpret import (
     ContrastPatching,
     Knockout,
@@ -46,75 +47,53 @@ __all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "SPLIT_SHAPLEY_SAMPLES",
 
 
 def _model():
-    return loading.router().model
+    return router().model
 
 
 def _ids(text: str) -> torch.Tensor:
-    return torch.tensor(loading.inspection(text).encoded.ids, dtype=torch.long)
+    return torch.tensor(inspection(text).encoded.ids, dtype=torch.long)
 
 
 # -- attention edges ------------------------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=256)
-def _knockout_row(text: str, block: int, head: int, query: int, target: int, key: tuple) -> Knockout:
+@cached_on_weights(max_entries=256)
+def knockout_row(text: str, block: int, head: int, query: int, target: int) -> Knockout:
+    """Every edge of one query row of one head cut in turn (block, head 0-based): `edge_knockout`, cached."""
     return edge_knockout(_model(), _ids(text), block, head, query, target)
 
 
-def knockout_row(text: str, block: int, head: int, query: int, target: int) -> Knockout:
-    """Every edge of one query row of one head cut in turn (block, head 0-based): `edge_knockout`, cached."""
-    loading.router()
-    return _knockout_row(text, block, head, query, target, loading.weights_stamp())
-
-
-@st.cache_data(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64)
-def _effect_maps(text: str, block: int, target: int, key: tuple) -> list[Knockout]:
+@cached_on_weights(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64)
+def effect_maps(text: str, block: int, target: int) -> list[Knockout]:
+    """Each head's full effect map of `block` (0-based), one `Knockout` per head; tickets up to MAP_MAX_N tokens."""
     model = _model()
     return [effect_map(model, _ids(text), block, h, target) for h in range(model.config.h)]
 
 
-def effect_maps(text: str, block: int, target: int) -> list[Knockout]:
-    """Each head's full effect map of `block` (0-based), one `Knockout` per head; tickets up to MAP_MAX_N tokens."""
-    loading.router()
-    return _effect_maps(text, block, target, loading.weights_stamp())
-
-
 # -- heads switched off -----------------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=2)
-def _valid_head_means(data_key: tuple, weights_key: tuple) -> torch.Tensor:
-    r = loading.router()
-    rows = loading.split_rows(MEANS_SPLIT)
+@cached_on_weights(max_entries=2, resource=True)
+def _head_means(split: str, data_key: tuple) -> torch.Tensor:
+    r, rows = router(), splits.split_rows(split)
     return head_means(r.model, [r.encode(t).ids for t in rows["text"]])
 
 
 def valid_head_means() -> torch.Tensor:
     """Each head's mean output (L, h, d_k) over the valid split, once per weights and data file."""
-    loading.router()
-    loading.split_rows(MEANS_SPLIT)                         # fails readably first
-    return _valid_head_means(loading.stamp(loading.split_path(MEANS_SPLIT)), loading.weights_stamp())
+    splits.split_rows(MEANS_SPLIT)                          # fails readably first
+    return _head_means(MEANS_SPLIT, splits.data_stamp(MEANS_SPLIT))
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def _ablation(text: str, target: int, mode: str, key: tuple) -> pd.DataFrame:
+@cached_on_weights(max_entries=128)
+def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
+    """`head_ablation` of the ticket, zero or mean (means over the valid split), cached."""
     means = valid_head_means() if mode == "mean" else None
     return head_ablation(_model(), _ids(text), target, mode, means)
 
 
-def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
-    """`head_ablation` of the ticket, zero or mean (means over the valid split), cached."""
-    loading.router()
-    return _ablation(text, target, mode, loading.weights_stamp())
-
-
 # -- a ticket against an edit ------------------------------------------------------------------------------------------
-@st.cache_data(show_spinner="Patching every head and residual position, both ways…", max_entries=64)
-def _contrast(text_a: str, text_b: str, target: int, key: tuple) -> ContrastPatching:
-    a, b = loading.inspection(text_a).encoded, loading.inspection(text_b).encoded
-    return contrast_patching(_model(), torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
-
-
+@cached_on_weights(show_spinner="Patching every head and residual position, both ways…", max_entries=64)
 def contrast(text_a: str, text_b: str, target: int) -> ContrastPatching:
     """`contrast_patching` of the ticket (a) against the edit (b) for the target team, cached per pair."""
-    loading.router()
-    return _contrast(text_a, text_b, target, loading.weights_stamp())
+    a, b = inspection(text_a).encoded, inspection(text_b).encoded
+    return contrast_patching(_model(), torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
 
 
 # -- phrases --------------------------------------------------------------------------------------------------------
@@ -134,21 +113,16 @@ class PhraseResults:
         return self.deletions[self.deletions.kind == "pair"].reset_index(drop=True)
 
 
-@st.cache_data(show_spinner="Deleting each phrase and each pair, and the phrases' Shapley values…", max_entries=128)
-def _phrases(text: str, target: int, unit: str, key: tuple) -> PhraseResults:
+@cached_on_weights(show_spinner="Deleting each phrase and each pair, and the phrases' Shapley values…", max_entries=128)
+def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
+    """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
+    (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""
     model = _model()
     ids = _ids(text)
     found = split_phrases(text, ids.numel())
     deletions = phrase_deletions(model, ids, found, target)
     shap = phrase_shapley(model, ids, found, target, unit, n_samples=SHAPLEY_SAMPLES)
     return PhraseResults(found, deletions, redundant_pairs(deletions), shap)
-
-
-def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
-    """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
-    (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""
-    loading.router()
-    return _phrases(text, target, unit, loading.weights_stamp())
 
 
 @dataclass(frozen=True)
@@ -161,8 +135,9 @@ class PhraseSignals:
     shapley_method: str               # "exact" or "sampling"
 
 
-@st.cache_data(show_spinner="Scoring the phrases (deletion and Shapley) for ERASER and evidence…", max_entries=128)
-def _phrase_signals(text: str, target: int, evidence: str, key: tuple) -> PhraseSignals:
+@cached_on_weights(show_spinner="Scoring the phrases (deletion and Shapley) for ERASER and evidence…", max_entries=128)
+def phrase_signals(text: str, target: int, evidence: str = "") -> PhraseSignals:
+    """Phrase deletion and phrase Shapley as token signals for the ERASER and evidence tables, cached."""
     # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's drop
     # in the target's logit difference when deleted, and its phrase's Shapley value (logit difference, exact up to
     # EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones averaged in docs/model-card.md.
@@ -185,12 +160,6 @@ def _phrase_signals(text: str, target: int, evidence: str, key: tuple) -> Phrase
             ev = pd.DataFrame([{"signal": name, **evidence_recovery(s, gold), "gold_tokens": int(gold.sum()),
                                 "base_rate": float(gold.double().mean())} for name, s in signals.items()])
     return PhraseSignals(signals, table, ev, shap.method)
-
-
-def phrase_signals(text: str, target: int, evidence: str = "") -> PhraseSignals:
-    """Phrase deletion and phrase Shapley as token signals for the ERASER and evidence tables, cached."""
-    loading.router()
-    return _phrase_signals(text, target, evidence or "", loading.weights_stamp())
 
 
 def edge_rows(ko: Knockout, tokens, unit: str, k: int = 3) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """Chart builders for the route interventions (edge knockout, head ablation, patching, phrases): tables in, `alt.Chart` out."""
 
-# Same conventions as dashboard/charts.py: tokens labelled "position:token" in reading order, rows = reading token
+# Same conventions as dashboard/charts/attention.py: tokens labelled "position:token" in reading order, rows = reading token
 # (query), columns = token read (key); effects on a diverging scale centred on 0 (red = the intervention lowers
 # the target), with the unit named in every title and tooltip; ticket text is only ever data.
 
@@ -12,7 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts import COLUMN_PX, _cell_step, _np, cell_text_color, pattern_frame, token_labels
+from dashboard.charts.attention import COLUMN_PX, _cell_step, _np, cell_text_color, pattern_frame, token_labels
 from ticketnet.interpret.interventions.units import format_effect
 
 

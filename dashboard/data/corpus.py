@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from dashboard.data.store import stamp
 from ticketnet import paths
 from ticketnet.corpus import query
+from ticketnet.corpus.query import SORTS, Filters  # noqa: F401  (the page's sort orders and filters)
 
 SHIPPED = "shipped"                      # the scan of the shipped valid and test splits (`make corpus-demo`)
 UPLOAD_LIMIT_MB = 50                     # .streamlit/config.toml maxUploadSize: about 250,000 tickets of 200 bytes
@@ -34,14 +36,6 @@ def found_scans() -> list[Path]:
     return sorted(found, key=lambda p: (p.name != SHIPPED, p.name))
 
 
-def _stamp(folder: Path) -> tuple:
-    try:
-        st_ = (folder / "summary.json").stat()
-        return (str(folder), st_.st_mtime_ns, st_.st_size)
-    except OSError:
-        return (str(folder), -1, -1)
-
-
 @st.cache_data(show_spinner="Opening the scan…", max_entries=8)
 def _open(folder: str, key: tuple) -> query.Scan:
     return query.open_scan(folder)
@@ -49,7 +43,7 @@ def _open(folder: str, key: tuple) -> query.Scan:
 
 def open_scan(folder: Path) -> query.Scan:
     """The scan's summary and per-token table (the ticket rows stay on disk); raises ScanError."""
-    return _open(str(folder), _stamp(folder))
+    return _open(str(folder), stamp(folder / "summary.json"))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -58,7 +52,7 @@ def _tickets(folder: str, key: tuple, filters: query.Filters, limit: int) -> tup
 
 
 def tickets(scan: query.Scan, filters: query.Filters, limit: int = 500) -> tuple[pd.DataFrame, int]:
-    return _tickets(str(scan.folder), _stamp(scan.folder), filters, limit)
+    return _tickets(str(scan.folder), stamp(scan.folder / "summary.json"), filters, limit)
 
 
 def ticket(scan: query.Scan, ticket_id: str) -> dict | None:

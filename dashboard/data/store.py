@@ -36,6 +36,15 @@ if TYPE_CHECKING:
 cache_dir = paths.cache_dir       # $TICKETNET_CACHE, else ~/.cache/ticketnet
 
 
+def stamp(path: Path) -> tuple[str, int, int]:
+    """A cache key that changes when the file changes: (path, mtime in ns, size); missing files key as -1."""
+    try:
+        found = path.stat()
+        return (str(path), found.st_mtime_ns, found.st_size)
+    except OSError:
+        return (str(path), -1, -1)
+
+
 # -- split-wide tables ---------------------------------------------------------------------------------------------
 def table_path(kind: str, split: str, weights_hash: str, data_hash: str) -> Path:
     """Where a split's table of `kind` ("interpret", "heads") for these weights and data lives."""

@@ -1,0 +1,1 @@
+"""The dashboard's data layer: the router and its cached computations, the splits and their store, the corpus scans."""

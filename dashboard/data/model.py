@@ -1,0 +1,144 @@
+"""The router every session shares: loaded once per weights file, its card, its warm-up, computations cached on it."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import streamlit as st
+
+from dashboard.data.store import stamp
+from dashboard.text import fail
+from ticketnet import paths, predictions
+from ticketnet._runtime.allocator import keep_freed_memory
+from ticketnet.card import RouterCard, WeightsError, load_card
+
+if TYPE_CHECKING:
+    from ticketnet.router import Router
+
+# One server, many sessions: every session's script run is its own thread, and each would start its own pool of
+# intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (four threads each
+# routing a ticket 200 times on a 2-core machine: 0.48 s with 1 intra-op thread, 0.60 s with 2). Each computation
+# gets one thread (more with $TICKETNET_TORCH_THREADS) and the sessions share out the cores. The setting belongs to
+# each OS thread once it has computed, and a thread started later takes the value current then, so `router()`
+# re-applies it in the calling thread. Inter-op threads are left alone: nothing here uses them, and
+# torch.set_num_interop_threads fails once any parallel work has run.
+#
+# torch itself is imported by the first call that needs the model, not by this module: the Tickets page draws from
+# stored predictions and the router's card alone, so a restarted server shows it without waiting for torch.
+TORCH_THREADS = paths.torch_threads()
+WARMUP_DELAY_S = 1.0
+
+weights_path = paths.weights_path     # $TICKETNET_WEIGHTS, else the shipped weights/router.pt
+
+T = TypeVar("T")
+
+
+def use_server_threads() -> None:
+    import torch
+
+    if torch.get_num_threads() != TORCH_THREADS:
+        torch.set_num_threads(TORCH_THREADS)
+
+
+def weights_stamp() -> tuple:
+    """A cache key that changes when any of the weights' files (router.pt, vocab.json, router.json) changes."""
+    return tuple(stamp(p) for p in predictions.weights_files(weights_path()))
+
+
+@st.cache_resource(show_spinner="Loading the router…", max_entries=2)
+def _load_router(path: str, key: tuple) -> Router:
+    # One model for every session, only ever read: forward passes run under torch.inference_mode() (in ticketnet)
+    # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
+    # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
+    # graphs through shared tensors, and any attempt to train or step this model fails loudly instead.
+    from ticketnet.router import Router
+
+    # Process-wide (idempotent): repeated per-ticket computations stop page-faulting on a regrown heap.
+    keep_freed_memory()
+    r = Router.load(path)
+    r.model.eval()
+    r.model.requires_grad_(False)
+    return r
+
+
+@st.cache_resource(show_spinner=False)
+def _load_card(path: str, key: tuple) -> RouterCard:
+    return load_card(path)
+
+
+def _weights_failed(exc: WeightsError) -> None:
+    fail("The router could not be loaded.", str(exc),
+         f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at a "
+         "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
+
+
+def router() -> Router:
+    """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
+    use_server_threads()
+    try:
+        return _load_router(str(weights_path()), weights_stamp())
+    except WeightsError as exc:
+        _weights_failed(exc)
+
+
+def card() -> RouterCard:
+    """The router's vocabulary, teams and router.json without its weights (no torch), once per weights file; stops
+    the page on failure. Enough to encode a ticket, name the teams and read stored predictions."""
+    try:
+        return _load_card(str(weights_path()), weights_stamp())
+    except WeightsError as exc:
+        _weights_failed(exc)
+
+
+def cached_on_weights(*, show_spinner: bool | str = False, max_entries: int | None = None,
+                      resource: bool = False) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Cache a computation on the router per (arguments, weights file): `st.cache_data` (a copy per call) or, with
+    `resource`, `st.cache_resource` (one shared object), keyed by the arguments and `weights_stamp()`, so new
+    weights never reuse an old result. Each call loads the router first, so a broken weights file stops the page
+    with its readable message before the computation starts. The result's `.clear()` empties its cache."""
+    cache = st.cache_resource if resource else st.cache_data
+
+    def decorate(compute: Callable[..., T]) -> Callable[..., T]:
+        def on_weights(weights_key: tuple, args: tuple, kwargs: dict) -> T:
+            return compute(*args, **kwargs)
+
+        # Streamlit names a function's cache by its module and qualified name: one cache per decorated function.
+        on_weights.__module__, on_weights.__qualname__ = compute.__module__, compute.__qualname__
+        cached = cache(show_spinner=show_spinner, max_entries=max_entries)(on_weights)
+
+        @functools.wraps(compute)
+        def call(*args, **kwargs) -> T:
+            router()
+            return cached(weights_stamp(), args, kwargs)
+
+        call.clear = cached.clear
+        return call
+
+    return decorate
+
+
+@st.cache_resource(show_spinner=False)
+def _model_warmup() -> threading.Thread:
+    def load() -> None:
+        # A moment first: the script run is over, but the server's event loop is still sending the page to the
+        # browser, and this import would hold the GIL it needs for that.
+        time.sleep(WARMUP_DELAY_S)
+        # Modules only (no Streamlit cache is touched outside a script run); none of them imports the dashboard, so
+        # a script thread importing dashboard modules meanwhile waits on these locks at worst, never in a cycle.
+        import ticketnet.interpret
+        import ticketnet.lens.inspection
+        import ticketnet.router  # noqa: F401
+
+    thread = threading.Thread(target=load, name="ticketnet-model-warmup", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_model() -> None:
+    """Once per process, after a script run: import torch and the model's code in the background, so the first page
+    that runs the model (Heads, Interpretation, a typed ticket) finds them loaded. A no-op once they are."""
+    _model_warmup()
