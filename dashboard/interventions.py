@@ -163,17 +163,17 @@ class PhraseSignals:
 
 @st.cache_data(show_spinner="Scoring the phrases (deletion and Shapley) for ERASER and evidence…", max_entries=128)
 def _phrase_signals(text: str, target: int, evidence: str, key: tuple) -> PhraseSignals:
-    # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's drop
-    # in the target's logit difference when deleted, and its phrase's Shapley value (logit difference, exact up to
+    # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's support
+    # for the target in logit difference (ticket − phrase deleted), and its phrase's Shapley value (logit difference, exact up to
     # EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones averaged in the README.
     model = _model()
     ids = _ids(text)
     n = ids.numel()
     found = split_phrases(text, n)
     singles = phrase_deletions(model, ids, found, target, pairs=False)
-    drop = -torch.tensor(singles[singles.kind == "single"].change_logit_diff.to_numpy())
+    support = torch.tensor(singles[singles.kind == "single"].support_logit_diff.to_numpy())
     shap = phrase_shapley(model, ids, found, target, "logit_diff", n_samples=SPLIT_SHAPLEY_SAMPLES)
-    signals = {"phrase deletion": token_scores(found, drop), "phrase shapley": token_scores(found, shap.values)}
+    signals = {"phrase deletion": token_scores(found, support), "phrase shapley": token_scores(found, shap.values)}
     table = eraser(model, ids, signals, target) if n >= 2 else pd.DataFrame()
     ev = None
     if evidence.strip():
