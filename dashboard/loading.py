@@ -394,22 +394,29 @@ def _head_importance(split: str, progress: Callable[[int, int], None] | None = N
         if progress is not None:
             progress(s + len(idx), len(order))
     df = pd.concat(parts)
-    for c in ("accuracy", "accuracy_drop", "prob_drop"):
+    measures = ["accuracy", "accuracy_drop", "support_logit_diff", "support_prob"]
+    for c in measures:
         df[c] = df[c] * df["_n"] / len(order)
-    return df.groupby(["block", "head"], as_index=False)[["accuracy", "accuracy_drop", "prob_drop"]].sum()
+    return df.groupby(["block", "head"], as_index=False)[measures].sum()
+
+
+def _current_heads(table: pd.DataFrame | None) -> pd.DataFrame | None:
+    """A stored head-importance table, or None when it predates the support columns (computed again then)."""
+    return table if table is None or {"support_logit_diff", "support_prob"} <= set(table.columns) else None
 
 
 def head_importance(split: str) -> pd.DataFrame | None:
-    """block, head, accuracy (head masked), accuracy_drop, prob_drop (mean drop in p(true team)) on the split,
-    if computed already (before a restart too), else None."""
-    return _stored(split, "heads")
+    """block, head, accuracy (head masked), accuracy_drop, support_logit_diff and support_prob (the head's mean
+    support for the true team: unmasked − masked) on the split, if computed already (before a restart too), else
+    None."""
+    return _current_heads(_stored(split, "heads"))
 
 
 def compute_head_importance(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Mask each head in turn over the split (Michel et al. 2019); `progress(done, total)` after each chunk of
     tickets; stored for reuse."""
     with _split_store().lock:
-        done = _stored(split, "heads")
+        done = _current_heads(_stored(split, "heads"))
         if done is not None:
             return done
         return _keep(split, "heads", _head_importance(split, progress))

@@ -42,7 +42,9 @@ __all__ = [
     "effect_map", "eraser", "evidence_mask", "evidence_recovery", "exact_shapley", "format_effect",
     "gradient_x_input", "head_ablation", "head_importance", "head_means", "integrated_gradients", "interpret_split",
     "interpret_ticket", "kendall_tau", "kendall_taus", "logit_difference", "phrase_deletions", "phrase_shapley",
-    "probability_drop", "random_tau_baseline", "removal_support", "rationale_variants", "received_attention", "redundant_pairs",
-    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "support_title", "supports", "token_scores",
+    "probability_drop", "random_tau_baseline", "removal_support",
+    "rationale_variants", "received_attention", "redundant_pairs",
+    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "support_title",
+    "supports", "token_scores",
     "top_k_overlap", "total_variation", "variant_probs",
 ]

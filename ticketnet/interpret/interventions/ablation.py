@@ -1,4 +1,4 @@
-"""Per-ticket head ablation: each head's output set to zero or to its mean over a split, and the head's support for the target."""
+"""Per-ticket head ablation: each head's output set to zero or to its mean over a split, and its support for the target."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Attention-edge knockout: one edge of one head cut (score −∞, row renormalised), and the edge's support for the target."""
+"""Attention-edge knockout: one edge of one head cut (score −∞, row renormalised), and its support for the target."""
 
 from __future__ import annotations
 
