@@ -144,7 +144,8 @@ def redundant_pairs(deletions: pd.DataFrame) -> pd.DataFrame:
 
 def token_scores(phrases: Sequence[Phrase], per_phrase: Sequence[float] | Tensor) -> Tensor:
     """A phrase score spread to its tokens (n,): every token carries its phrase's score (for evidence and ERASER)."""
-    per_phrase = torch.as_tensor(per_phrase, dtype=torch.float64)
+    # A copy: pandas hands out read-only arrays, which torch.as_tensor would share and warn about.
+    per_phrase = per_phrase.double() if isinstance(per_phrase, Tensor) else torch.tensor(per_phrase, dtype=torch.float64)
     if per_phrase.numel() != len(phrases):
         raise ValueError(f"{per_phrase.numel()} scores for {len(phrases)} phrases")
     return torch.cat([per_phrase[i].expand(p.end - p.start) for i, p in enumerate(phrases)])
