@@ -277,14 +277,16 @@ def effect(value: float) -> str:
 
 
 def unit_sentence(unit: str, team: str) -> str:
-    """Which unit the intervention views on the page show, in words."""
+    """The sign convention and the unit every effect view on the page shows, in words."""
+    rule = (f"Every effect is support for {team}: its score with the part (token, phrase, edge, head) minus its score "
+            f"without it, so positive (red) where the part helps {team} and removing it lowers the score.")
     if unit == "logit_diff":
-        return (f"Effects are shown as the change in the logit difference of {team}: log(p / (1 − p)), the log-odds of "
-                f"{team} against every other team. Unlike p({team}) it does not flatten out near 0 or 1, so a small "
-                "change in a confident prediction stays visible.")
+        return (f"{rule} Score: the logit difference of {team}, log(p / (1 − p)), the log-odds of {team} against every "
+                f"other team. Unlike p({team}) it does not flatten out near 0 or 1, so a small change in a confident "
+                "prediction stays visible.")
     if unit == "prob":
-        return (f"Effects are shown as the change in p({team}), the probability of {team}: easy to read, but flat "
-                "near 0 and 1, where a large change in the model's evidence can move it very little.")
+        return (f"{rule} Score: p({team}), the probability of {team}: easy to read, but flat near 0 and 1, where a "
+                "large change in the model's evidence can move it very little.")
     raise ValueError(f"unknown unit {unit!r}")
 
 
@@ -293,21 +295,23 @@ def tau_text(tau: float) -> str:
     return "n/a" if not np.isfinite(tau) else fmt(tau)
 
 
-def knockout_sentence(tokens: Sequence[str], query: int, head: int, block: int, weights, drop, tau: float,
+def knockout_sentence(tokens: Sequence[str], query: int, head: int, block: int, weights, support, tau: float,
                       unit: str, team: str) -> str:
     """What cutting each edge of one query row does, in words: the edge that matters most against the heaviest one.
-    `drop` (n,) is ticket − knocked-out (positive: the edge carried support for `team`); head and block 1-based."""
-    w, d = _np(weights), _np(drop)
+    `support` (n,) is ticket − edge cut (positive: the edge helps `team`); head and block 1-based."""
+    from ticketnet.interpret.interventions.units import support_title
+
+    w, d = _np(weights), _np(support)
     heavy, strong = int(np.argmax(w)), int(np.argmax(np.abs(d)))
-    name = UNIT_NAMES[unit]
+    title = support_title(unit, team)
     q = quote(tokens[query])
     first = (f"In head {head} of block {block}, {q} puts most weight on {quote(tokens[heavy])} ({fmt(w[heavy])}); "
-             f"cutting that edge changes the {name} of {team} by {effect(-d[heavy])}.")
+             f"that edge's {title}, from cutting it: {effect(d[heavy])}.")
     if strong != heavy:
         first += (f" The edge whose cut matters most is {q} → {quote(tokens[strong])} (weight {fmt(w[strong])}): "
-                  f"{effect(-d[strong])}.")
+                  f"{effect(d[strong])}.")
     shown = "undefined (every cut has the same effect)" if np.isnan(tau) else fmt(tau)
-    return f"{first} Kendall τ between the row's weights and the drops: {shown}."
+    return f"{first} Kendall τ between the row's weights and the edges' support: {shown}."
 
 
 def redundancy_statements(phrases: Sequence[str], redundant: pd.DataFrame, deletions: pd.DataFrame,
@@ -364,29 +368,35 @@ def strongest_patches(heads: pd.DataFrame, resid: pd.DataFrame, unit: str, k: in
 
 
 def ablation_sentence(table: pd.DataFrame, unit: str, team: str, mode: str) -> str:
-    """The head whose switching off moves the target most on this ticket (`head_ablation`'s table), in words."""
-    col = f"change_{unit}"
+    """The head with the largest support for the target on this ticket (`head_ablation`'s table), in words."""
+    from ticketnet.interpret.interventions.units import support_column, support_title
+
+    col = support_column(unit)
     top = table.loc[table[col].abs().idxmax()]
     how = "zeros" if mode == "zero" else "its mean output over the valid split"
     small = int((table[col].abs() < 0.1 * abs(top[col])).sum()) if top[col] else len(table)
-    return (f"Replacing block {int(top['block'])} head {int(top['head'])} with {how} moves the {UNIT_NAMES[unit]} of "
-            f"{team} most: {effect(top[col])}. {small} of the {len(table)} heads move it by less than a tenth of that.")
+    return (f"Replacing block {int(top['block'])} head {int(top['head'])} with {how} shows the largest "
+            f"{support_title(unit, team)}: {effect(top[col])}. {small} of the {len(table)} heads have less than a "
+            "tenth of that, either sign.")
 
 
 def phrase_signal_sentence(method: str, samples: int) -> str:
     """What the phrase rows of the ERASER and evidence tables are."""
     how = "exact" if method == "exact" else f"sampled over {samples} phrase orders (more than 10 phrases)"
-    return ("“phrase deletion” and “phrase shapley” score each token by its phrase: the drop in the target's logit "
-            f"difference when the phrase is deleted, and the phrase's Shapley value ({how}). The single-token signals "
-            "are ranked token by token; these rank whole phrases, as in the split-wide run.")
+    return ("“phrase deletion” and “phrase shapley” score each token by its phrase: the phrase's support for the "
+            f"target in logit difference (ticket − phrase deleted), and the phrase's Shapley value ({how}). The "
+            "single-token signals are ranked token by token; these rank whole phrases, as in the split-wide run.")
 
 
 def patching_intro(value_a: float, value_b: float, unit: str, team: str) -> str:
     """How to read the patching charts: the change to recover, and what a share means."""
-    return (f"The edit moves the {UNIT_NAMES[unit]} of {team} from {fmt(value_a)} (ticket) to {fmt(value_b)} (edit), "
-            f"a change of {effect(value_b - value_a)}. Each cell: one activation taken from the other run, and the "
-            "share of that change it recovers (1: all of it; 0: none; negative: the wrong way). A head patch replaces "
-            "that head's output at every aligned position; a residual patch replaces one position of one layer.")
+    from ticketnet.interpret.interventions.units import support_title
+
+    return (f"The edit moves the {UNIT_NAMES[unit]} of {team} from {fmt(value_a)} (ticket) to {fmt(value_b)} (edit): "
+            f"the wording the edit took out has {support_title(unit, team)} {effect(value_a - value_b)}. Each cell: "
+            "one activation taken from the other run, and the share of the change between the runs it recovers (1: all "
+            "of it; 0: none; negative: the wrong way). A head patch replaces that head's output at every aligned "
+            "position; a residual patch replaces one position of one layer.")
 
 
 def unaligned_sentence(tokens_a: Sequence[str], tokens_b: Sequence[str], a_to_b: Sequence, b_to_a: Sequence,

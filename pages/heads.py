@@ -12,6 +12,7 @@ from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits
 from dashboard.text import md_escape
+from ticketnet.interpret import support_title
 
 MODEL_VIEW_MAX_TOKENS = 96
 
@@ -108,8 +109,8 @@ knockout_section = st.expander("Cutting attention edges: does the weight matter?
 with knockout_section:
     if knockout_section.open:
         st.caption(f"Each edge of one head's query row is cut in turn (its score set to −∞, the row renormalised) and the "
-                   f"ticket routed again: what {md_escape(team)}, the predicted team, loses. A heavy edge whose cut changes "
-                   "nothing was weight without effect.")
+                   f"ticket routed again: the edge's support for {md_escape(team)}, the predicted team, is the "
+                   "ticket's score minus the score with the edge cut. A heavy edge with no support was weight without effect.")
         row_peaks = W[:, query_row, :].max(dim=-1).values                 # (h,) each head's largest weight on this row
         default_head = int(row_peaks.argmax()) if n_tokens > 1 else 0
         ko_head = st.selectbox("Head to cut", range(n_heads), index=default_head, format_func=lambda k: f"head {k + 1}",
@@ -119,17 +120,17 @@ with knockout_section:
         ko_tau = ko.tau(unit)
         st.subheader(f"Block {block}, head {ko_head + 1}: the row of {md_escape(narrative.quote(tokens[query_row]))} "
                      f"(position {query_row}), edge by edge")
-        ui.chart(ic.knockout_row_chart, ic.knockout_frame(ko.weights, ko.change[unit], tokens), unit)
-        st.markdown(md_escape(narrative.knockout_sentence(tokens, query_row, ko_head + 1, block, ko.weights, ko.drop(unit),
-                                                          ko_tau, unit, team)))
-        st.metric("Kendall τ, weight against drop (this row)", narrative.tau_text(ko_tau))
-        found = interventions.edge_rows(ko, tokens, unit)
+        ui.chart(ic.knockout_row_chart, ic.knockout_frame(ko.weights, ko.support[unit], tokens), unit, team)
+        st.markdown(md_escape(narrative.knockout_sentence(tokens, query_row, ko_head + 1, block, ko.weights,
+                                                          ko.support[unit], ko_tau, unit, team)))
+        st.metric("Kendall τ, weight against support (this row)", narrative.tau_text(ko_tau))
+        found = interventions.edge_rows(ko, tokens, unit, team)
         if len(found):
-            st.caption("Edges where weight and drop disagree most (rank percentiles on this row): drop = ticket − edge cut, "
-                       f"positive where the edge carried support for {md_escape(team)}.")
+            st.caption("Edges where weight and support disagree most (rank percentiles on this row): support = "
+                       f"ticket − edge cut, positive where the edge helps {md_escape(team)}.")
             st.dataframe(found, hide_index=True, key=f"ko_disagree_{text_key}")
         else:
-            st.caption("Weight and drop rank every edge of this row alike: no disagreement to list.")
+            st.caption("Weight and support rank every edge of this row alike: no disagreement to list.")
 
         if n_tokens <= interventions.MAP_MAX_N:
             st.subheader(f"Every edge of block {block}: effect maps beside the attention")
@@ -140,13 +141,14 @@ with knockout_section:
                 ui.chart(charts.head_heatmap, W[ko_head], tokens, ko_head + 1, query_row, block=block, step=step,
                          title=f"attention weights, block {block} · head {ko_head + 1}")
             with pair_row.container(width="content"):
-                ui.chart(ic.effect_map_chart, maps[ko_head].change[unit], tokens, unit, step=step,
-                         title=f"effect of cutting each edge, head {ko_head + 1}")
+                ui.chart(ic.effect_map_chart, maps[ko_head].support[unit], tokens, unit, step=step,
+                         title=f"support of each edge, from cutting it, head {ko_head + 1}", team=team)
             taus = pd.DataFrame({"head": [f"head {k + 1}" for k in range(n_heads)],
-                                 "Kendall τ (n² weights vs n² drops)": [narrative.tau_text(m.tau(unit)) for m in maps]})
-            st.caption(f"Same axes: cell (query, key) on the right is what cutting that edge of the left changes, in "
-                       f"{narrative.UNIT_NAMES[unit]}. Kendall τ between each head's {n_tokens}² = {n_tokens ** 2} weights "
-                       "and the drops of cutting them:")
+                                 "Kendall τ (n² weights vs n² supports)": [narrative.tau_text(m.tau(unit))
+                                                                           for m in maps]})
+            st.caption(f"Same axes: cell (query, key) on the right is the support of that edge of the left: "
+                       f"{support_title(unit, team)}, ticket − edge cut. Kendall τ between each head's {n_tokens}² = "
+                       f"{n_tokens ** 2} weights and the edges' support:")
             st.dataframe(taus, hide_index=True, width=charts.HALF_COLUMN_PX + 100, key=f"map_taus_{text_key}")
         else:
             st.info(f"The full effect map is drawn for tickets up to {interventions.MAP_MAX_N} tokens; this one has "
@@ -158,15 +160,15 @@ ablation_section = st.expander("Switching heads off on this ticket", key="open_a
                                icon=":material/power_settings_new:")
 with ablation_section:
     if ablation_section.open:
-        st.caption(f"Each head of each block in turn replaced by zeros or by its mean output over the valid split, and "
-                   f"what the {narrative.UNIT_NAMES[unit]} of {md_escape(team)} changes by (unit chosen above). Zero "
-                   "ablation takes the head's information and its average contribution; mean ablation keeps the average "
-                   "and takes only what is specific to this ticket.")
+        st.caption(f"Each head of each block in turn replaced by zeros or by its mean output over the valid split: the "
+                   f"head's {md_escape(support_title(unit, team))} is the ticket's score minus the score with the head "
+                   "replaced (unit chosen above). Zero ablation takes the head's information and its average "
+                   "contribution; mean ablation keeps the average and takes only what is specific to this ticket.")
         mode = st.segmented_control("Replace the head's output with", ("zero", "mean"), default="zero", key="ablation_mode",
                                     required=True, format_func={"zero": "zeros", "mean": "its mean over valid"}.get) or "zero"
         if mode == "mean":
             with st.spinner("Averaging every head's output over the valid split (once per weights file, a few seconds)…"):
                 interventions.valid_head_means()
         ablated = interventions.ablation(pick.text, target, mode)
-        ui.chart(ic.ablation_grid, ablated, unit)
+        ui.chart(ic.ablation_grid, ablated, unit, team)
         st.markdown(md_escape(narrative.ablation_sentence(ablated, unit, team, mode)))

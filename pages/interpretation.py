@@ -12,15 +12,17 @@ from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits, ticket
 from dashboard.text import md_escape
-from ticketnet.interpret import PHRASE_RULE, aopc, chance_band, mean_aopc, suggest_edit
+from ticketnet.interpret import (
+    PHRASE_RULE, aopc, chance_band, mean_aopc, removal_support, suggest_edit, support_title,
+)
 
 ATTENTION_SIGNALS_DEFAULT = ("rollout", "mean attention b2", "integrated gradients")
 ERASER_DEFAULT = ("removal", "rollout", "mean attention b1", "mean attention b2", "integrated gradients", "random")
 
 st.title("Interpretation")
 st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here by "
-           "changing the ticket: delete a token (or replace it with <unk>) and watch p(team) move. Gradients and "
-           "ERASER scores add two more views; the split-wide section tests whether one ticket's story holds.")
+           "changing the ticket: delete a token (or replace it with <unk>) and watch the team's score move. Gradients "
+           "and ERASER scores add two more views; the split-wide section tests whether one ticket's story holds.")
 
 router = model.router()
 teams = list(router.teams)
@@ -44,6 +46,15 @@ if ti.note:
 
 signal_names = [s for s in ti.signals if s not in ("removal", "unk replacement")]
 has_effect = "removal" in ti.per_token.columns
+unit = ui.unit_toggle("interp_unit", team)         # one unit for every effect on the page, token to phrase
+unit_name = narrative.UNIT_NAMES[unit]
+support = support_title(unit, team)
+shown_tokens = ti.per_token
+if has_effect:                                     # the token effects in the unit chosen, as support for the team
+    cf = ti.counterfactuals
+    shown_tokens = ti.per_token.assign(**{
+        "removal": removal_support(cf.base, cf.removed, target, unit).double().numpy(),
+        "unk replacement": removal_support(cf.base, cf.replaced, target, unit).double().numpy()})
 
 # -- per-token effect beside attention --------------------------------------------------------------------------
 st.header("What each token does, beside what attention says", divider="gray")
@@ -54,10 +65,11 @@ chosen = st.multiselect("Attention and gradient signals to show beside the effec
                              "followed through both blocks with the residual stream (Abnar & Zuidema 2020). "
                              "integrated gradients = attribution of p(target) to each token's embedding.")
 if has_effect:
-    st.caption(f"Red bars: deleting (or <unk>-replacing) the token lowers p({md_escape(team)}); blue: raises it. "
-               "TV = total variation, how much of the whole team distribution moves, any direction.")
+    st.caption(f"Red bars: the token supports {md_escape(team)} (deleting it, or replacing it with <unk>, lowers "
+               f"the score); blue: it works against {md_escape(team)}. Both in {md_escape(support)}. TV = total "
+               "variation, how much of the whole team distribution moves, any direction.")
     effects = ["removal", "unk replacement", "removal TV"]
-    ui.chart(charts.removal_chart, ti.per_token, effects, chosen)
+    ui.chart(charts.removal_chart, shown_tokens, effects, chosen, support)
     shift = narrative.position_effect_message(
         narrative.position_effect(ti.per_token["removal"], ti.per_token["unk replacement"]), team) \
         if "unk replacement" in ti.per_token.columns else None
@@ -71,8 +83,8 @@ if "integrated gradients" in chosen:
 focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names,
                      index=signal_names.index("rollout") if "rollout" in signal_names else 0, key="focus_signal")
 if has_effect:
-    ui.chart(charts.token_highlight, ti.tokens, ti.per_token["removal"],
-             title=f"text coloured by removal effect on p({team}) (red: lowers it)", diverging=True)
+    ui.chart(charts.token_highlight, ti.tokens, shown_tokens["removal"],
+             title=f"text coloured by {support}, from deleting each token (red: helps)", diverging=True)
 ui.chart(charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
 
 with st.expander("Per-token numbers (table and CSV)"):
@@ -121,11 +133,12 @@ if has_effect:
                  if found.largest_effect < found.high_effect else
                  f"none: {focus} ranks every high-effect token in its top half")):
             st.markdown(f"**{md_escape(heading)}**")
-            rows = pd.DataFrame(rows_found, columns=["position", "token", focus, "removal effect"])
+            removal_header = f"deleted: {support_title('prob', team)}"     # the thresholds above are in p(team)
+            rows = pd.DataFrame(rows_found, columns=["position", "token", focus, removal_header])
             if len(rows):
                 st.dataframe(narrative.tidy_numbers(rows, 3), hide_index=True, width="stretch", column_config={
                     focus: st.column_config.NumberColumn(format="%.3f"),
-                    "removal effect": st.column_config.NumberColumn(format="%.3f")})
+                    removal_header: st.column_config.NumberColumn(format="%.3f")})
             else:
                 st.caption(md_escape(empty))
 
@@ -181,8 +194,7 @@ st.header("Interventions: an edit of the ticket, and its phrases", divider="gray
 st.caption(f"Change the ticket and measure what the prediction of {md_escape(team)} does: an edited ticket patched "
            "into the original run (and back), and whole phrases deleted, in pairs and as Shapley coalitions. Each "
            "section computes when it is opened.")
-unit = ui.unit_toggle("interp_unit", team)
-unit_name = narrative.UNIT_NAMES[unit]
+st.caption(md_escape(f"Effects below are {support}, as chosen at the top of the page."))
 
 contrast_section = st.expander("Contrast pair and activation patching", key="open_contrast", on_change="rerun",
                                icon=":material/compare_arrows:")
@@ -236,8 +248,8 @@ with phrase_section:
         texts = [p.text for p in ph.phrases]
         singles = ph.singles()
         shown = pd.DataFrame({"#": range(len(texts)), "phrase": texts,
-                              f"deleted: change in {unit_name}": singles[f"change_{unit}"].map(narrative.effect),
-                              "Shapley value": [narrative.effect(v) for v in ph.shapley.values.tolist()],
+                              f"deleted alone: {support}": singles[f"support_{unit}"].map(narrative.effect),
+                              f"Shapley value: {support}": [narrative.effect(v) for v in ph.shapley.values.tolist()],
                               "team when deleted": [teams[int(t)] for t in singles["predicted"]]})
         st.dataframe(shown, hide_index=True, width="stretch", key=f"phrase_table_{text_key}")
         st.caption(md_escape(narrative.shapley_sentence(ph.shapley.method, len(texts), ph.shapley.evaluations,
@@ -247,7 +259,7 @@ with phrase_section:
                              f"({narrative.fmt(ph.shapley.empty)})."))
         # Stretched to the column: drawn at width="content" this one-view chart with a fixed width collapsed to its
         # labels in the browser (no bar, no axis), seen in the screenshots.
-        ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"change_{unit}"], ph.shapley.values), unit,
+        ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"support_{unit}"], ph.shapley.values), unit, team,
                  width="stretch")
         st.subheader("Pairs of phrases deleted together")
         statements = narrative.redundancy_statements(texts, ph.redundant, ph.deletions, teams)
@@ -260,7 +272,7 @@ with phrase_section:
         if len(pairs):
             pair_table = pd.DataFrame({
                 "phrases": [" + ".join(str(i) for i in c) for c in pairs["phrases"]],
-                f"change in {unit_name}": pairs[f"change_{unit}"].map(narrative.effect),
+                f"deleted together: {support}": pairs[f"support_{unit}"].map(narrative.effect),
                 "team": [teams[int(t)] for t in pairs["predicted"]], "flips": pairs["flips"]})
             st.dataframe(pair_table, hide_index=True, width="stretch", key=f"pair_table_{text_key}")
         else:
@@ -281,13 +293,14 @@ with s1:
                    "(Michel et al. 2019).")
         ui.head_importance_button(split, n_split, key="btn_heads")
     else:
-        ui.chart(charts.head_importance_chart, importance)
+        ui.chart(charts.head_importance_chart, importance, unit)
         hb1, hb2 = st.columns(2)
         blk = hb1.selectbox("Block", sorted(importance["block"].unique()), key="imp_block")
         hd = hb2.selectbox("Head", sorted(importance["head"].unique()), key="imp_head")
         row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
-        st.markdown(f"Masking **block {blk} head {hd}** costs {narrative.fmt(row['accuracy_drop'], 3)} accuracy and "
-                    f"{narrative.fmt(row['prob_drop'], 3)} of p(true team) on average. Its pattern on this ticket:")
+        st.markdown(f"Masking **block {blk} head {hd}** costs {narrative.fmt(row['accuracy_drop'], 3)} accuracy; its "
+                    f"{support_title(unit, 'the true team')} is {narrative.effect(row[f'support_{unit}'])} on average. "
+                    "Its pattern on this ticket:")
         ui.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
 
 with s2:

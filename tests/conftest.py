@@ -179,3 +179,37 @@ def full_scan(corpus_csv, artifacts, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("corpus_scan") / "scan"
     sync_scan(corpus_csv, out, artifacts.weights, "full", PARTITION)
     return out
+
+
+KEYWORD_ID = 7                                                         # keyword_transformer's one helpful token
+
+
+def keyword_transformer(vocab: int = 12, max_len: int = 16):
+    """A hand-built TinyTransformer (d=4, 2 heads, 2 blocks) in which only token KEYWORD_ID helps team 0.
+
+    Every position embedding is p = (1, −1, 0, 0); the keyword's embedding is u = (0, 0, 1, −1), every other token's
+    (<unk> included) 0. Block 1 head 1 reads evenly over all keys (queries and keys 0) and its value picks the
+    u-component, written back along u; every other head, both feed-forwards and all biases are 0. Team 0's logit
+    reads the u-component of the pooled vector, the other teams' logits are 0. So the keyword, every edge of block 1
+    head 1 into it and that head itself help team 0; any other token, read as <unk> or not, adds nothing but dilutes
+    the keyword in the mean pooling, so deleting it helps team 0 a little.
+    """
+    from ticketnet import TinyConfig, TinyTransformer
+
+    model = TinyTransformer(TinyConfig(vocab, d=4, h=2, n_blocks=2, d_ff=4, max_len=max_len, n_classes=3,
+                                       dropout=0.0))
+    u = torch.tensor([0.0, 0.0, 1.0, -1.0])
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        for layer in model.blocks.layers:
+            for norm in (layer.norm1, layer.norm2):
+                norm.weight.fill_(1.0)
+        model.norm.weight.fill_(1.0)
+        model.position.weight[:] = torch.tensor([1.0, -1.0, 0.0, 0.0])
+        model.embed.weight[KEYWORD_ID] = u
+        attn = model.blocks.layers[0].self_attn
+        attn.in_proj_weight[8] = u                                     # V of head 1 (rows 8, 9): the u-component
+        attn.out_proj.weight[:, 0] = 2.0 * u                           # ... written back along u
+        model.head.weight[0] = u
+    return model.eval()

@@ -184,8 +184,8 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
     `columns` heads per row: by default as many as fit `width` pixels with readable cells (`heads_columns`):
     all four for short tickets, two, or one per row for long ones, so the grid never runs off the page; token
     labels on the y axis of the first column only. With `head_importance` (rows block, head, accuracy_drop,
-    prob_drop), each subtitle carries what masking that head costs, so a pattern and whether it matters sit
-    together.
+    support_prob), each subtitle carries what masking that head costs and the head's support for the true team,
+    so a pattern and whether it matters sit together.
     """
     w = _np(patterns)
     if w.ndim != 3:
@@ -200,7 +200,7 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
             hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == h + 1)]
             if len(hit):
                 r = hit.iloc[0]
-                subtitle = f"masked: accuracy −{r['accuracy_drop']:.3f}, p(true) −{r['prob_drop']:.3f}"
+                subtitle = f"masked: accuracy −{r['accuracy_drop']:.3f}, support {r['support_prob']:+.3f} (p(true))"
         charts.append(head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
                                    step=step, subtitle=subtitle))
     # Every concatenation resolves colour itself: an hconcat inside a vconcat otherwise shares one scale and
@@ -356,8 +356,10 @@ REMOVAL_SPACING = 8
 
 
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
-           fmt: str = ".3f", width: float = 130) -> alt.Chart:
-    """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal"."""
+           fmt: str = ".3f", width: float = 130, x_title: str | None = None) -> alt.Chart:
+    """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal".
+    `x_title` "support for X (unit)" is drawn on two lines, "support for X" over "(unit)", to fit the panel."""
+    title = None if x_title is None else x_title.replace(" (", "\n(").split("\n")
     y_axis = (alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11) if show_labels
               else alt.Axis(labels=False, ticks=False, title=None))
     if kind == "signed":
@@ -366,19 +368,21 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
         color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
-        x=alt.X(f"{column}:Q", title=None, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
-                                                         labelOverlap=True)),
+        x=alt.X(f"{column}:Q", title=title, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
+                                                          labelOverlap=True, titleFontSize=10)),
         color=color,
-        tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", format=fmt)],
+        tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", title=x_title, format=fmt)],
     ).properties(width=width, height=alt.Step(16),
                  title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10))
 
 
-def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequence[str]) -> alt.HConcatChart:
-    """Per-token removal effects (signed drops red/blue, TV orange) beside attention/gradient signals (purple),
+def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequence[str],
+                  support: str | None = None) -> alt.HConcatChart:
+    """Per-token removal effects (signed support red/blue, TV orange) beside attention/gradient signals (purple),
     one panel per column, tokens down a shared axis in reading order.
 
-    `per_token` needs ``position`` and ``token`` columns and every name in `effects` and `signals`.
+    `per_token` needs ``position`` and ``token`` columns and every name in `effects` and `signals`; `support`, the
+    `support_title` of the signed effects ("support for Billing (logit difference)"), titles their x axes.
     """
     missing = [c for c in ("position", "token", *effects, *signals) if c not in per_token.columns]
     if missing:
@@ -394,7 +398,8 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
     panels = []
     for c in effects:
         kind = "signed" if c in SIGNED_EFFECTS else "magnitude"
-        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
+        panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width,
+                             x_title=support if kind == "signed" else None))
     for c in signals:
         kind = "signed" if float(df[c].min()) < 0 else "signal"
         panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
@@ -479,8 +484,12 @@ def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.
         column=alt.Column("measure:N", title=None), spacing=10)
 
 
-def head_importance_chart(importance: pd.DataFrame) -> alt.VConcatChart:
-    """Block × head grid of what masking each head costs: accuracy drop and mean drop in p(true team)."""
+def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") -> alt.VConcatChart:
+    """Block × head grid of what masking each head costs: accuracy drop, and the head's mean support for the true
+    team in `unit` (unmasked − masked)."""
+    from ticketnet.interpret.interventions.units import support_column, support_title
+
+    support = support_column(unit)
     df = importance.copy()
     df["block"] = df["block"].astype(int)
     df["head"] = df["head"].astype(int)
@@ -491,7 +500,8 @@ def head_importance_chart(importance: pd.DataFrame) -> alt.VConcatChart:
         rect = base.mark_rect().encode(
             color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme="reds", domainMin=0), legend=None),
             tooltip=["block:O", "head:O", alt.Tooltip("accuracy:Q", format=".3f"),
-                     alt.Tooltip("accuracy_drop:Q", format=".3f"), alt.Tooltip("prob_drop:Q", format=".3f")])
+                     alt.Tooltip("accuracy_drop:Q", format=".3f"),
+                     alt.Tooltip(f"{support}:Q", title=support_title(unit, "the true team"), format=".3f")])
         top = max(float(df[column].max()), 1e-12)
         text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"),
                                                   color=cell_text_color(f"datum[{column!r}] > {0.6 * top!r}"))
@@ -500,7 +510,7 @@ def head_importance_chart(importance: pd.DataFrame) -> alt.VConcatChart:
 
     # One above the other: side by side they need about 470 px, more than half a laptop's main column.
     return alt.vconcat(grid("accuracy_drop", "accuracy drop when masked"),
-                       grid("prob_drop", "drop in p(true team) when masked"), spacing=16)
+                       grid(support, support_title(unit, "the true team")), spacing=16)
 
 
 def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: bool = False,

@@ -138,17 +138,18 @@ class PhraseSignals:
 @cached_on_weights(show_spinner="Scoring the phrases (deletion and Shapley) for ERASER and evidence…", max_entries=128)
 def phrase_signals(text: str, target: int, evidence: str = "") -> PhraseSignals:
     """Phrase deletion and phrase Shapley as token signals for the ERASER and evidence tables, cached."""
-    # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's drop
-    # in the target's logit difference when deleted, and its phrase's Shapley value (logit difference, exact up to
-    # EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones averaged in docs/model-card.md.
+    # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's
+    # support for the target in logit difference (ticket − phrase deleted), and its phrase's Shapley value (logit
+    # difference, exact up to EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones
+    # averaged in docs/model-card.md.
     model = _model()
     ids = _ids(text)
     n = ids.numel()
     found = split_phrases(text, n)
     singles = phrase_deletions(model, ids, found, target, pairs=False)
-    drop = -torch.tensor(singles[singles.kind == "single"].change_logit_diff.to_numpy())
+    support = torch.tensor(singles[singles.kind == "single"].support_logit_diff.to_numpy())
     shap = phrase_shapley(model, ids, found, target, "logit_diff", n_samples=SPLIT_SHAPLEY_SAMPLES)
-    signals = {"phrase deletion": token_scores(found, drop), "phrase shapley": token_scores(found, shap.values)}
+    signals = {"phrase deletion": token_scores(found, support), "phrase shapley": token_scores(found, shap.values)}
     table = eraser(model, ids, signals, target) if n >= 2 else pd.DataFrame()
     ev = None
     if evidence.strip():
@@ -162,15 +163,16 @@ def phrase_signals(text: str, target: int, evidence: str = "") -> PhraseSignals:
     return PhraseSignals(signals, table, ev, shap.method)
 
 
-def edge_rows(ko: Knockout, tokens, unit: str, k: int = 3) -> pd.DataFrame:
-    """The row's edges where weight and drop disagree most (`edge_disagreements`) as a small table to show:
-    which way they disagree, key position and token, weight, drop (text, never "+0.00")."""
+def edge_rows(ko: Knockout, tokens, unit: str, team: str | None = None, k: int = 3) -> pd.DataFrame:
+    """The row's edges where weight and support disagree most (`edge_disagreements`) as a small table to show:
+    which way they disagree, key position and token, weight, support (text, never "+0.00"), headed by
+    `support_title`."""
     from dashboard.narrative import effect, fmt
-    from ticketnet.interpret import edge_disagreements
+    from ticketnet.interpret import edge_disagreements, support_title
 
     found = edge_disagreements(ko, tokens, unit, k)
     rows = [(label, int(pos), tok, fmt(w), effect(d))
-            for key, label in (("high_attention_low_effect", "high weight, low drop"),
-                               ("low_attention_high_effect", "low weight, high drop"))
+            for key, label in (("high_attention_low_effect", "high weight, low support"),
+                               ("low_attention_high_effect", "low weight, high support"))
             for pos, tok, w, d in found[key]]
-    return pd.DataFrame(rows, columns=["edge", "key", "token", "weight", "drop"])
+    return pd.DataFrame(rows, columns=["edge", "key", "token", "weight", support_title(unit, team)])

@@ -191,8 +191,9 @@ def compute_split_interpretation(split: str, progress: Callable[[int, int], None
 
 
 def head_importance(split: str) -> pd.DataFrame | None:
-    """block, head, accuracy (head masked), accuracy_drop, prob_drop (mean drop in p(true team)) on the split,
-    if computed already (before a restart too), else None."""
+    """block, head, accuracy (head masked), accuracy_drop, support_logit_diff and support_prob (the head's mean
+    support for the true team: unmasked − masked) on the split, if computed already (before a restart too), else
+    None."""
     return _stored(split, "heads")
 
 

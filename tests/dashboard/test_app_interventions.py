@@ -114,23 +114,23 @@ def test_edge_knockout_shows_the_librarys_tau_and_the_effect_maps(app_env, route
     ko = edge_knockout(router.model, ids, 0, head, query, target)
     from dashboard.narrative import fmt
 
-    assert _metric(at, "Kendall τ, weight against drop (this row)") == fmt(ko.tau("logit_diff"))
+    assert _metric(at, "Kendall τ, weight against support (this row)") == fmt(ko.tau("logit_diff"))
     assert "logit difference" in _captions(at)
-    edges = _table(at, "drop")
-    assert len(edges) and set(edges["edge"]) <= {"high weight, low drop", "low weight, high drop"}
-    assert not any(v in ("+0.00", "-0.00", "0.00") for v in edges["drop"])
-    taus = _table(at, "Kendall τ (n² weights vs n² drops)")
+    edges = _table(at, "support for payments (logit difference)")
+    assert len(edges) and set(edges["edge"]) <= {"high weight, low support", "low weight, high support"}
+    assert not any(v in ("+0.00", "-0.00", "0.00") for v in edges["support for payments (logit difference)"])
+    taus = _table(at, "Kendall τ (n² weights vs n² supports)")
     want = [fmt(effect_map(router.model, ids, 0, h, target).tau("logit_diff")) for h in range(4)]
-    assert list(taus["Kendall τ (n² weights vs n² drops)"]) == want
+    assert list(taus["Kendall τ (n² weights vs n² supports)"]) == want
     titles = [str(c.get("title", "")) for c in _charts(at)]
-    assert any("effect of cutting each edge" in t for t in titles) and any("attention weights" in t for t in titles)
+    assert any("support of each edge" in t for t in titles) and any("attention weights" in t for t in titles)
     assert not at.info                                                   # ≤ 48 tokens: no note
 
     at.segmented_control(key="heads_unit").set_value("prob").run()      # the unit toggle
     _ok(at)
-    assert _metric(at, "Kendall τ, weight against drop (this row)") == fmt(ko.tau("prob"))
-    assert "change in p(payments)" in _captions(at) or "probability" in _captions(at)
-    assert list(_table(at, "Kendall τ (n² weights vs n² drops)").iloc[:, 1]) == \
+    assert _metric(at, "Kendall τ, weight against support (this row)") == fmt(ko.tau("prob"))
+    assert "Score: p(payments)" in _captions(at) or "probability" in _captions(at)
+    assert list(_table(at, "Kendall τ (n² weights vs n² supports)").iloc[:, 1]) == \
         [fmt(effect_map(router.model, ids, 0, h, target).tau("prob")) for h in range(4)]
 
 
@@ -151,10 +151,10 @@ def test_a_long_ticket_gets_the_row_view_and_a_note_instead_of_maps(app_env, rou
     query = ins.tokens.index("not") if "not" in ins.tokens else 0
     head = int(ins.patterns[0, :, query, :].max(-1).values.argmax())
     ko = edge_knockout(router.model, _ids(router, text), 0, head, query, int(ins.predicted))
-    assert _metric(at, "Kendall τ, weight against drop (this row)") == fmt(ko.tau("logit_diff"))
+    assert _metric(at, "Kendall τ, weight against support (this row)") == fmt(ko.tau("logit_diff"))
     note = " ".join(i.value for i in at.info)
     assert "up to 48 tokens" in note and f"this one has {len(ins.tokens)}" in note
-    assert not any("effect of cutting each edge" in str(c.get("title", "")) for c in _charts(at))
+    assert not any("support of each edge" in str(c.get("title", "")) for c in _charts(at))
 
 
 # -- Heads: head ablation -----------------------------------------------------------------------------------------
@@ -169,19 +169,19 @@ def test_head_ablation_zero_and_mean_agree_with_the_library(small_data, router):
     target = int(router.predict_texts([text])[0].argmax())
     at = _open(app_test(ticket=DEFAULT_TICKET).run(), HEADS, "open_ablation")
     grid = next(c for c in _charts(at) if "layer" in c and "block_label" in str(c))
-    assert "change in logit difference" in str(grid)
+    assert "support for payments (logit difference)" in str(grid)
     zero = head_ablation(router.model, ids, target, "zero")
-    top = zero.loc[zero.change_logit_diff.abs().idxmax()]
+    top = zero.loc[zero.support_logit_diff.abs().idxmax()]
     assert f"block {top.block} head {top['head']} with zeros" in _markdown(at)
-    assert effect(top.change_logit_diff) in _markdown(at)
+    assert effect(top.support_logit_diff) in _markdown(at)
 
     at.segmented_control(key="ablation_mode").set_value("mean").run()
     _ok(at)
     means = head_means(router.model, [router.encode(r["text"]).ids for r in rows])   # the 40-ticket valid split
     mean = head_ablation(router.model, ids, target, "mean", means)
-    top = mean.loc[mean.change_logit_diff.abs().idxmax()]
+    top = mean.loc[mean.support_logit_diff.abs().idxmax()]
     assert f"block {top.block} head {top['head']} with its mean output" in _markdown(at)
-    assert effect(top.change_logit_diff) in _markdown(at)
+    assert effect(top.support_logit_diff) in _markdown(at)
 
 
 # -- Interpretation: contrast pair and patching ----------------------------------------------------------------------
@@ -225,14 +225,16 @@ def _phrase_checks(at, router, text, unit, method):
     ids = _ids(router, text)
     target = int(router.predict_texts([text])[0].argmax())
     phrases = split_phrases(text, ids.numel())
-    table = _table(at, "Shapley value")
+    team = router.teams[target]
+    unit_name = {"logit_diff": "logit difference", "prob": "probability"}[unit]
+    table = _table(at, f"Shapley value: support for {team} ({unit_name})")
     assert list(table["phrase"]) == [p.text for p in phrases]
     shap = phrase_shapley(router.model, ids, phrases, target, unit, n_samples=64)
     assert shap.method == method
-    assert list(table["Shapley value"]) == [effect(v) for v in shap.values.tolist()]
+    assert list(table[f"Shapley value: support for {team} ({unit_name})"]) == [effect(v) for v in shap.values.tolist()]
     d = phrase_deletions(router.model, ids, phrases, target)
-    unit_name = {"logit_diff": "logit difference", "prob": "probability"}[unit]
-    assert list(table[f"deleted: change in {unit_name}"]) == [effect(v) for v in d[d.kind == "single"][f"change_{unit}"]]
+    assert list(table[f"deleted alone: support for {team} ({unit_name})"]) == \
+        [effect(v) for v in d[d.kind == "single"][f"support_{unit}"]]
     return d
 
 
@@ -259,7 +261,7 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     target = int(router.predict_texts([row["text"]])[0].argmax())
     phrases = split_phrases(row["text"], ids.numel())
     d = phrase_deletions(router.model, ids, phrases, target, pairs=False)
-    signals = {"phrase deletion": token_scores(phrases, -torch.tensor(d[d.kind == "single"].change_logit_diff.values)),
+    signals = {"phrase deletion": token_scores(phrases, torch.tensor(d[d.kind == "single"].support_logit_diff.values)),
                "phrase shapley": token_scores(phrases, phrase_shapley(router.model, ids, phrases, target).values)}
     want = aopc(eraser(router.model, ids, signals, target)).set_index("signal").round(3)
     shown = _table(at, "comprehensiveness").set_index("signal")
@@ -275,7 +277,7 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     at.segmented_control(key="interp_unit").set_value("prob").run()                      # the unit toggle
     _ok(at)
     _phrase_checks(at, router, row["text"], "prob", "exact")
-    assert "change in p(payments)" in _captions(at)
+    assert "Score: p(payments)" in _captions(at)
 
 
 def test_a_ticket_of_many_phrases_gets_sampled_shapley_and_says_so(app_env, router, many_phrases_ticket):

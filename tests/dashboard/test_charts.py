@@ -139,12 +139,12 @@ def test_heads_row_wraps_long_tickets_into_rows_and_titles_head_importance():
     tokens = [f"w{i}" for i in range(30)]
     W = _patterns(n=30)[1]
     imp = pd.DataFrame({"block": [2] * 4, "head": [1, 2, 3, 4], "accuracy": [0.9] * 4,
-                        "accuracy_drop": [0.01, 0.2, 0.0, 0.03], "prob_drop": [0.02, 0.3, 0.0, 0.05]})
+                        "accuracy_drop": [0.01, 0.2, 0.0, 0.03], "support_prob": [0.02, 0.3, 0.0, 0.05]})
     spec = charts.heads_row(W, tokens, query_row=0, block=2, head_importance=imp).to_dict()
     assert [len(r["hconcat"]) for r in spec["vconcat"]] == [2, 2]
     titles = [sub["title"] for r in spec["vconcat"] for sub in r["hconcat"]]
     assert titles[1]["text"] == "block 2 · head 2"
-    assert "accuracy −0.200" in titles[1]["subtitle"] and "p(true) −0.300" in titles[1]["subtitle"]
+    assert "accuracy −0.200" in titles[1]["subtitle"] and "support +0.300 (p(true))" in titles[1]["subtitle"]
 
 
 def _concats(spec: dict) -> list[dict]:
@@ -368,17 +368,30 @@ def test_mean_eraser_chart_bars_per_signal():
     assert len(spec["datasets"][spec["data"]["name"]]) == 4
 
 
+def test_removal_chart_titles_the_signed_effects_with_their_support():
+    spec = charts.removal_chart(_per_token(), ["removal", "removal TV"], ["rollout"],
+                                support="support for payments (logit difference)").to_dict()
+    removal, tv, rollout = spec["hconcat"]
+    assert removal["encoding"]["x"]["title"] == ["support for payments", "(logit difference)"]
+    assert tv["encoding"]["x"]["title"] is None and rollout["encoding"]["x"]["title"] is None
+
+
 def test_head_importance_chart_grids_of_block_by_head():
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
-                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
-    spec = charts.head_importance_chart(imp).to_dict()
+                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "support_prob": np.linspace(0.0, 0.2, 8),
+                        "support_logit_diff": np.linspace(0.0, 0.9, 8)})
+    spec = charts.head_importance_chart(imp, "prob").to_dict()
     left, right = spec["vconcat"]
     assert left["layer"][0]["encoding"]["color"]["field"] == "accuracy_drop"
-    assert right["layer"][0]["encoding"]["color"]["field"] == "prob_drop"
+    assert right["layer"][0]["encoding"]["color"]["field"] == "support_prob"
+    assert right["title"]["text"] == "support for the true team (probability)"
     for side in (left, right):
         rect, text = side["layer"]
         assert rect["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
-        assert {t["field"] for t in rect["encoding"]["tooltip"]} >= {"block", "head", "accuracy_drop", "prob_drop"}
+        assert {t["field"] for t in rect["encoding"]["tooltip"]} >= {"block", "head", "accuracy_drop", "support_prob"}
+    logit = charts.head_importance_chart(imp).to_dict()["vconcat"][1]
+    assert logit["layer"][0]["encoding"]["color"]["field"] == "support_logit_diff"
+    assert logit["title"]["text"] == "support for the true team (logit difference)"
 
 
 def test_every_builder_returns_an_altair_chart():
@@ -440,7 +453,8 @@ def test_charts_read_in_the_dark_theme_as_in_the_light_one():
     # Issue 10 item 15: the dashboard follows the OS theme; no chart may hard-code text colours for one of them.
     P = _patterns()
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
-                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "prob_drop": np.linspace(0.0, 0.2, 8)})
+                        "accuracy_drop": np.linspace(0.0, 0.1, 8), "support_prob": np.linspace(0.0, 0.2, 8),
+                        "support_logit_diff": np.linspace(0.0, 0.9, 8)})
     built = [charts.heads_row(P[0], TOKENS, 0), charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS),
              charts.model_view(P, TOKENS), charts.confusion_chart(np.eye(5), TEAMS),
              charts.removal_chart(_per_token(), ["removal"], ["rollout"]), charts.head_importance_chart(imp),

@@ -62,7 +62,7 @@ def test_every_method_on_tiny_tickets(n):
     assert len(ids) == n
     x = torch.tensor([ids])
     heads = head_importance(router.model, x, torch.zeros_like(x, dtype=torch.bool), torch.tensor([0]))
-    assert len(heads) == 8 and heads["prob_drop"].notna().all()
+    assert len(heads) == 8 and heads["support_prob"].notna().all()
     assert attention_signals(res.patterns)["rollout"].sum().item() == pytest.approx(1.0)
     gold = evidence_mask(text, n, "w0")
     assert gold.tolist() == [True] + [False] * (n - 1) and average_precision(res.signals["rollout"], gold) > 0

@@ -2,7 +2,7 @@
 
 Methods (token scores): `removal` (counterfactual deletion and <unk> replacement, on the batched engine in
 `counterfactual`), `attention_signals` (received attention, rollout), `gradients` (Captum), `heads` (head
-masking). Interventions on the routes (effects in `units`: logit difference and probability): `knockout`
+masking). Interventions on the routes (support in `units`: logit difference or probability, one sign): `knockout`
 (attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit),
 `phrases` (phrase and pair deletion), `shapley` (phrase Shapley values). Metrics (how a score compares with the
 removal effect): `agreement`, `eraser`, `evidence`. Runs: `ticket.interpret_ticket`, `split.interpret_split`.
@@ -26,21 +26,25 @@ from ticketnet.interpret.interventions.patching import Alignment, ContrastPatchi
 from ticketnet.interpret.interventions.phrases import (
     PHRASE_RULE, Phrase, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
 )
-from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.methods.removal import (
+    Counterfactuals, counterfactual_probs, probability_drop, removal_support, total_variation,
+)
 from ticketnet.interpret.interventions.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split, mean_aopc, split_long
 from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
-from ticketnet.interpret.interventions.units import UNITS, changes, format_effect, logit_difference
+from ticketnet.interpret.interventions.units import UNITS, format_effect, logit_difference, support_title, supports
 
 __all__ = [
     "FRACTIONS", "PHRASE_RULE", "SPLIT_ERASER_SIGNALS", "UNITS", "Alignment", "ChanceBand", "ContrastPatching",
     "Counterfactuals", "Knockout", "Phrase", "PhraseShapley", "TicketInterpretation", "agreement_table", "align_tokens", "aopc", "chance_band", "mean_aopc", "split_long",
-    "attention_rollout", "attention_signals", "average_precision", "changes", "contrast_patching",
+    "attention_rollout", "attention_signals", "average_precision", "contrast_patching",
     "counterfactual_batch", "counterfactual_probs", "disagreements", "edge_disagreements", "edge_knockout",
     "effect_map", "eraser", "evidence_mask", "evidence_recovery", "exact_shapley", "format_effect",
     "gradient_x_input", "head_ablation", "head_importance", "head_means", "integrated_gradients", "interpret_split",
     "interpret_ticket", "kendall_tau", "kendall_taus", "logit_difference", "phrase_deletions", "phrase_shapley",
-    "probability_drop", "random_tau_baseline", "rationale_variants", "received_attention", "redundant_pairs",
-    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "token_scores",
+    "probability_drop", "random_tau_baseline", "removal_support",
+    "rationale_variants", "received_attention", "redundant_pairs",
+    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "support_title",
+    "supports", "token_scores",
     "top_k_overlap", "total_variation", "variant_probs",
 ]

@@ -60,16 +60,16 @@ EVIDENCE_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", 
 
 
 def _phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int) -> dict[str, Tensor]:
-    """Token scores (n,) from the ticket's phrases: each token carries its phrase's drop in the target's logit
-    difference when the phrase is deleted, and its phrase's Shapley value (exact up to 10 phrases)."""
+    """Token scores (n,) from the ticket's phrases: each token carries its phrase's support for the target in logit
+    difference (ticket − phrase deleted), and its phrase's Shapley value (exact up to 10 phrases)."""
     from ticketnet.interpret.interventions.phrases import phrase_deletions, split_phrases, token_scores
     from ticketnet.interpret.interventions.shapley import phrase_shapley
 
     phrases = split_phrases(text, ids.numel())
     singles = phrase_deletions(model, ids, phrases, who, pairs=False)
-    drop = -singles[singles.kind == "single"].change_logit_diff.to_numpy()
+    support = singles[singles.kind == "single"].support_logit_diff.to_numpy()
     shap = phrase_shapley(model, ids, phrases, who, n_samples=n_samples, seed=seed)
-    return {"phrase deletion": token_scores(phrases, drop), "phrase shapley": token_scores(phrases, shap.values)}
+    return {"phrase deletion": token_scores(phrases, support), "phrase shapley": token_scores(phrases, shap.values)}
 
 
 def _evidence_columns(text: str, evidence: str, n: int, signals: Mapping[str, Tensor]) -> dict[str, float]:

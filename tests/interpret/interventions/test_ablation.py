@@ -20,12 +20,12 @@ def test_zero_ablation_equals_head_mask_and_mean_ablation_uses_the_means():
             mask = torch.ones(2, 4)
             mask[row["block"] - 1, row["head"] - 1] = 0
             off, _ = run_with_cache(model, ids[None], head_mask=mask)
-            want = float(logit_difference(off[0], 2) - logit_difference(base[0], 2))
-            assert row.change_logit_diff == pytest.approx(want, abs=1e-5)
+            want = float(logit_difference(base[0], 2) - logit_difference(off[0], 2))
+            assert row.support_logit_diff == pytest.approx(want, abs=1e-5)
     means = head_means(model, [[3, 4, 5], [6, 7, 8, 9]])
     assert means.shape == (2, 4, 4)
     zero_means = head_ablation(model, ids, 2, "mean", torch.zeros_like(means))
-    assert (zero_means.change_logit_diff - df.change_logit_diff).abs().max() <= 1e-6   # mean 0 is zero ablation
+    assert (zero_means.support_logit_diff - df.support_logit_diff).abs().max() <= 1e-6   # mean 0 is zero ablation
     with pytest.raises(ValueError, match="head_means"):
         head_ablation(model, ids, 2, "mean")
     with pytest.raises(ValueError, match="mode"):
@@ -38,7 +38,7 @@ def test_a_head_that_writes_nothing_changes_nothing():
         model.blocks.layers[1].self_attn.out_proj.weight[:, 4:8] = 0.0
     df = head_ablation(model, torch.tensor([3, 4, 5]), 0)
     dead = df[(df["block"] == 2) & (df["head"] == 2)].iloc[0]
-    assert abs(dead.change_logit_diff) <= 1e-6 and abs(dead.change_prob) <= 1e-7
+    assert abs(dead.support_logit_diff) <= 1e-6 and abs(dead.support_prob) <= 1e-7
 
 
 def test_head_means_by_hand_on_one_ticket():

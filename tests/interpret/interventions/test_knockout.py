@@ -18,7 +18,7 @@ T65052 = ("It's not a delivery problem and I keep the leaf blower. My card was c
 
 def by_hand(model, ids, block, head, query, key, target):
     """The knocked-out pattern built by hand (weight 0, the row renormalised; a row left empty reads nothing)
-    and run from the block through the lens: change in the target's logit difference and probability."""
+    and run from the block through the lens: the edge's support (ticket − cut) in logit difference and probability."""
     n = ids.numel()
     with torch.inference_mode():
         _, cache = run_with_cache(model, ids[None], torch.zeros(1, n, dtype=torch.bool))
@@ -28,8 +28,8 @@ def by_hand(model, ids, block, head, query, key, target):
         row[key] = 0
         p[0, head, query] = row / row.sum() if row.sum() > 0 else row
         cut, base = run_from_block(model, x, block, pattern=p)[0], run_from_block(model, x, block)[0]
-    return (float(logit_difference(cut, target) - logit_difference(base, target)),
-            float(torch.softmax(cut, -1)[target] - torch.softmax(base, -1)[target]))
+    return (float(logit_difference(base, target) - logit_difference(cut, target)),
+            float(torch.softmax(base, -1)[target] - torch.softmax(cut, -1)[target]))
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def test_row_knockout_matches_the_hand_built_pattern_on_the_shipped_router(route
         ko = edge_knockout(r.model, ids, block, 2, 5, target=0)
         for key in range(ids.numel()):
             ld, p = by_hand(r.model, ids, block, 2, 5, key, 0)
-            assert abs(float(ko.change["logit_diff"][key]) - ld) <= tol
-            assert abs(float(ko.change["prob"][key]) - p) <= tol
+            assert abs(float(ko.support["logit_diff"][key]) - ld) <= tol
+            assert abs(float(ko.support["prob"][key]) - p) <= tol
     assert ko.weights.sum().item() == pytest.approx(1.0, abs=1e-5)
     assert -1 <= ko.tau() <= 1
 
@@ -57,10 +57,10 @@ def test_effect_map_rows_are_the_row_knockouts(router64):
     ids = torch.tensor(router64.encode("My card was charged twice, please refund.").ids)
     em = effect_map(router64.model, ids, 0, 1, target=0)
     n = ids.numel()
-    assert em.weights.shape == em.change["logit_diff"].shape == (n, n)
+    assert em.weights.shape == em.support["logit_diff"].shape == (n, n)
     for q in (0, n - 1):
         row = edge_knockout(router64.model, ids, 0, 1, q, target=0)
-        assert (row.change["logit_diff"] - em.change["logit_diff"][q]).abs().max() <= 1e-9
+        assert (row.support["logit_diff"] - em.support["logit_diff"][q]).abs().max() <= 1e-9
     assert -1 <= em.tau() <= 1
 
 
@@ -71,7 +71,7 @@ def test_one_two_three_token_tickets_and_refusals(router64):
         for block in (0, 1):
             ko = edge_knockout(m, ids, block, 0, n - 1, 0)
             for key in range(n):                                       # n = 1: the row reads nothing at all
-                assert abs(float(ko.change["logit_diff"][key]) - by_hand(m, ids, block, 0, n - 1, key, 0)[0]) <= 1e-9
+                assert abs(float(ko.support["logit_diff"][key]) - by_hand(m, ids, block, 0, n - 1, key, 0)[0]) <= 1e-9
     with pytest.raises(ValueError, match="query"):
         edge_knockout(m, torch.arange(5, 8), 0, 0, 3, 0)
     with pytest.raises(ValueError, match="head"):
@@ -97,5 +97,5 @@ def test_knockout_equals_the_hand_built_pattern_on_random_models(ids, seed, bloc
     ko = edge_knockout(model, ids, block, head, q, target)
     for key in range(ids.numel()):
         ld, p = by_hand(model, ids, block, head, q, key, target)
-        assert abs(float(ko.change["logit_diff"][key]) - ld) <= 1e-8
-        assert abs(float(ko.change["prob"][key]) - p) <= 1e-8
+        assert abs(float(ko.support["logit_diff"][key]) - ld) <= 1e-8
+        assert abs(float(ko.support["prob"][key]) - p) <= 1e-8

@@ -63,9 +63,9 @@ def test_deleting_phrases_and_pairs_in_one_pass_finds_redundancy():
     assert model.calls == 1                                            # one batched pass
     assert list(df.kind) == ["ticket", "single", "single", "single", "pair", "pair", "pair"]
     singles = df[df.kind == "single"]
-    assert not singles.flips.any() and (singles.change_logit_diff.abs() < 1e-6).all()
+    assert not singles.flips.any() and (singles.support_logit_diff.abs() < 1e-6).all()
     red = redundant_pairs(df)
-    assert list(zip(red["first"], red["second"])) == [(0, 1)] and red.interaction.iloc[0] < -2.9
+    assert list(zip(red["first"], red["second"])) == [(0, 1)] and red.interaction.iloc[0] > 2.9
     assert keep_phrases([7, 3], [Phrase(0, 2, "x")], [False]) == [1]   # nothing left: one <unk>
     assert token_scores(ph, [1.0, 2.0, 3.0]).tolist() == [1, 1, 2, 2, 3, 3]
     with pytest.raises(ValueError, match="cover"):

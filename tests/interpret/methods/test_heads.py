@@ -14,13 +14,14 @@ def test_masking_a_head_whose_output_projection_is_zero_changes_nothing():
     ids, is_pad = pad_batch([[3, 4, 5, 6], [7, 8, 9], [10, 11, 12, 13, 14, 15]])
     labels = torch.tensor([0, 1, 2])
     df = head_importance(model, ids, is_pad, labels)
-    assert list(df.columns) == ["block", "head", "accuracy", "accuracy_drop", "prob_drop"]
+    assert list(df.columns) == ["block", "head", "accuracy", "accuracy_drop", "support_logit_diff",
+                                "support_prob"]
     assert list(zip(df["block"], df["head"])) == [(b, h) for b in (1, 2) for h in (1, 2, 3, 4)]
     dead = df[(df["block"] == 1) & (df["head"] == 2)].iloc[0]
-    assert dead.accuracy_drop == 0.0 and abs(dead.prob_drop) <= 1e-6
-    assert df.prob_drop.abs().max() > 1e-4                             # other heads do matter
+    assert dead.accuracy_drop == 0.0 and abs(dead.support_prob) <= 1e-6
+    assert df.support_prob.abs().max() > 1e-4                             # other heads do matter
     pred = head_importance(model, ids, is_pad, labels, target="predicted", batch_size=2)
-    assert abs(pred[(pred["block"] == 1) & (pred["head"] == 2)].prob_drop.iloc[0]) <= 1e-6
+    assert abs(pred[(pred["block"] == 1) & (pred["head"] == 2)].support_prob.iloc[0]) <= 1e-6
 
 
 def test_head_importance_by_length_is_the_mean_of_each_ticket_s_own():
@@ -39,4 +40,4 @@ def test_head_importance_by_length_is_the_mean_of_each_ticket_s_own():
     for column in MEASURES:
         mean = sum(df[column].to_numpy() for df in alone) / len(alone)
         assert abs(batched[column].to_numpy() - mean).max() <= 1e-6, column
-    assert batched["prob_drop"].abs().max() > 1e-4
+    assert batched["support_prob"].abs().max() > 1e-4

@@ -1,4 +1,4 @@
-"""Per-ticket head ablation: each head's output set to zero or to its mean over a split, and what the target loses."""
+"""Per-ticket head ablation: each head's output set to zero or to its mean over a split, and its support for the target."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ticketnet.lens.inspection import act_name, head_outputs, run_from_block, ru
 from ticketnet.nn.transformer import TinyTransformer, pad_batch
 
 MODES = ("zero", "mean")
-ABLATION_COLUMNS = ("block", "head", "mode", "logit_diff", "prob", "change_logit_diff", "change_prob")
+ABLATION_COLUMNS = ("block", "head", "mode", "logit_diff", "prob", "support_logit_diff", "support_prob")
 
 
 def head_means(model: TinyTransformer, seqs: list[list[int]], batch_size: int = 256) -> Tensor:
@@ -40,12 +40,13 @@ def head_means(model: TinyTransformer, seqs: list[list[int]], batch_size: int = 
 
 def head_ablation(model: TinyTransformer, ids: Tensor, target: int, mode: str = "zero",
                   means: Tensor | None = None) -> pd.DataFrame:
-    """Each head of each block switched off in turn on the ticket `ids` (n,), and the change in the target team.
+    """Each head of each block switched off in turn on the ticket `ids` (n,), and the head's support for the target.
 
     mode "zero" sets the head's output (before W_O) to 0 at every position, as `run_with_cache(head_mask=…)`
     does; "mean" sets it to `means` (L, h, d_k) from `head_means` over a split. Per block one batch of h variants
     runs from that block (`run_from_block`); earlier blocks once. Columns: block, head (1-based), mode, the
-    target's logit difference and probability with the head off, and their changes (ablated − ticket).
+    target's logit difference and probability with the head off, and the head's support (ticket − ablated: positive
+    where the head helps the target).
     """
     check_eval(model)
     ids = check_ticket(ids)
@@ -70,5 +71,5 @@ def head_ablation(model: TinyTransformer, ids: Tensor, target: int, mode: str = 
             for k in range(h):
                 v = {u: float(values[u][k]) for u in UNITS}
                 rows.append((b + 1, k + 1, mode, v["logit_diff"], v["prob"],
-                             v["logit_diff"] - base["logit_diff"], v["prob"] - base["prob"]))
+                             base["logit_diff"] - v["logit_diff"], base["prob"] - v["prob"]))
     return pd.DataFrame(rows, columns=list(ABLATION_COLUMNS))

@@ -1,4 +1,4 @@
-"""Attention-edge knockout: one edge of one head cut (score −∞, row renormalised) and what the target team loses."""
+"""Attention-edge knockout: one edge of one head cut (score −∞, row renormalised), and its support for the target."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from torch import Tensor
 
 from ticketnet.interpret.metrics.agreement import disagreements, kendall_tau
 from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.interventions.units import UNITS, both_units, changes, check_target, check_unit
+from ticketnet.interpret.interventions.units import UNITS, both_units, check_target, check_unit, supports
 from ticketnet.nn.attention import attention
 from ticketnet.lens.inspection import act_name, attention_parts, finish_blocks, run_with_cache
 from ticketnet.nn.transformer import TinyTransformer
@@ -26,17 +26,13 @@ class Knockout:
     block: int                  # 0-based
     head: int                   # 0-based
     weights: Tensor             # (n,) the row's weights, or (n, n) the head's pattern
-    change: dict[str, Tensor]   # unit -> same shape as weights: knocked-out − ticket ("logit_diff", "prob")
+    support: dict[str, Tensor]  # unit -> same shape as weights: ticket − edge cut, positive where the edge helped
     base: dict[str, float]      # unit -> the ticket's own value
     query: int | None = None    # the row, for a row knockout
 
-    def drop(self, unit: str = "logit_diff") -> Tensor:
-        """Ticket − knocked-out: positive where the edge carried support for the target (same shape as weights)."""
-        return -self.change[check_unit(unit)]
-
     def tau(self, unit: str = "logit_diff") -> float:
-        """Kendall τ between the weights and the drop, over every edge shown."""
-        return kendall_tau(self.weights.flatten(), self.drop(unit).flatten())
+        """Kendall τ between the weights and the edges' support, over every edge shown."""
+        return kendall_tau(self.weights.flatten(), self.support[check_unit(unit)].flatten())
 
 
 def _check(model: TinyTransformer, ids: Tensor, block: int, head: int, target: int) -> Tensor:
@@ -103,15 +99,15 @@ def knockout_logits(model: TinyTransformer, ids: Tensor, block: int, heads: Tens
 
 
 def _result(logits: Tensor, base: Tensor, target: int, shape: tuple[int, ...]) -> tuple[dict, dict]:
-    ch = changes(base, logits, target)
+    sup = supports(base, logits, target)
     b = both_units(base, target)
-    return {u: ch[u].view(shape) for u in UNITS}, {u: float(b[u]) for u in UNITS}
+    return {u: sup[u].view(shape) for u in UNITS}, {u: float(b[u]) for u in UNITS}
 
 
 def edge_knockout(model: TinyTransformer, ids: Tensor, block: int, head: int, query: int, target: int) -> Knockout:
     """Cut each edge query → key j of `head` in `block` in turn, j = 0..n−1, all n in one batched pass from the block.
 
-    `weights` (n,) is the row's attention; `change[unit]` (n,) the knocked-out − ticket value of the target's
+    `weights` (n,) is the row's attention; `support[unit]` (n,) the ticket − knocked-out value of the target's
     logit difference and probability. Cutting the only edge of a one-token ticket leaves the row reading nothing.
     """
     ids = _check(model, ids, block, head, target)
@@ -121,15 +117,15 @@ def edge_knockout(model: TinyTransformer, ids: Tensor, block: int, head: int, qu
     keys = torch.arange(n)
     logits, base, pattern = knockout_logits(model, ids, block, torch.full((n,), head), torch.full((n,), query), keys)
     weights = pattern[head, query]
-    change, b = _result(logits, base, target, (n,))
-    return Knockout(block, head, weights, change, b, query)
+    support, b = _result(logits, base, target, (n,))
+    return Knockout(block, head, weights, support, b, query)
 
 
 def effect_map(model: TinyTransformer, ids: Tensor, block: int, head: int, target: int,
                max_n: int = MAP_MAX_N) -> Knockout:
     """Every edge i → j of `head` in `block` cut in turn: n² variants batched from the block on.
 
-    `weights` (n, n) is the head's pattern, `change[unit]` (n, n) the effect of cutting each edge, same axes.
+    `weights` (n, n) is the head's pattern, `support[unit]` (n, n) each edge's support (ticket − edge cut), same axes.
     Refused beyond `max_n` tokens (n² variants of n tokens each grow as n³); use `edge_knockout` per row there.
     """
     ids = _check(model, ids, block, head, target)
@@ -140,13 +136,13 @@ def effect_map(model: TinyTransformer, ids: Tensor, block: int, head: int, targe
     rows, cols = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
     logits, base, pattern = knockout_logits(model, ids, block, torch.full((n * n,), head), rows.flatten(),
                                             cols.flatten())
-    change, b = _result(logits, base, target, (n, n))
-    return Knockout(block, head, pattern[head], change, b)
+    support, b = _result(logits, base, target, (n, n))
+    return Knockout(block, head, pattern[head], support, b)
 
 
 def edge_disagreements(ko: Knockout, tokens: Sequence[str], unit: str = "logit_diff", k: int = 3) -> dict[str, list]:
-    """The row's edges where weight and drop disagree most (rank percentiles, see `agreement.disagreements`):
-    {"high_attention_low_effect": [(key, token, weight, drop)], "low_attention_high_effect": [...]}."""
+    """The row's edges where weight and support disagree most (rank percentiles, see `agreement.disagreements`):
+    {"high_attention_low_effect": [(key, token, weight, support)], "low_attention_high_effect": [...]}."""
     if ko.weights.dim() != 1:
         raise ValueError("edge_disagreements reads a row knockout (edge_knockout), not a full effect map")
-    return disagreements(ko.weights, ko.drop(unit), tokens, k)
+    return disagreements(ko.weights, ko.support[check_unit(unit)], tokens, k)

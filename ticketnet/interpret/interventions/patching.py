@@ -15,9 +15,11 @@ from ticketnet.lens.inspection import act_name, finish_blocks, head_outputs, run
 from ticketnet.nn.transformer import TinyTransformer
 
 DIRECTIONS = ("a→b", "b→a")    # "a→b": activations of run a put into run b (b is the run that is edited)
-HEAD_COLUMNS = ("direction", "block", "head", "logit_diff", "prob", "share_logit_diff", "share_prob")
+HEAD_COLUMNS = ("direction", "block", "head", "logit_diff", "prob", "support_logit_diff", "support_prob",
+                "share_logit_diff", "share_prob")
 RESID_COLUMNS = ("direction", "layer", "layer_name", "position", "token", "source", "source_token", "aligned",
-                 "logit_diff", "prob", "share_logit_diff", "share_prob")
+                 "logit_diff", "prob", "support_logit_diff", "support_prob", "share_logit_diff", "share_prob")
+MEASURES = ("support_logit_diff", "support_prob", "share_logit_diff", "share_prob")
 
 
 @dataclass(frozen=True)
@@ -123,11 +125,14 @@ def patched_heads(model: TinyTransformer, donor: TicketRun, into: TicketRun, blo
         return run_from_block(model, x, block, z=z, z_where=where)
 
 
-def _shares(values: dict[str, Tensor], into: dict[str, float], donor: dict[str, float]) -> dict[str, Tensor]:
+def _measures(values: dict[str, Tensor], into: dict[str, float], donor: dict[str, float]) -> dict[str, Tensor]:
+    """Per unit the patch's support (patched − the run's own value: the donor's activation in place of the run's)
+    and its share of the gap to the donor ((patched − into) / (donor − into), nan without a gap)."""
     out = {}
     for u in UNITS:
         gap = donor[u] - into[u]
-        out[u] = (values[u] - into[u]) / gap if gap != 0 else torch.full_like(values[u], float("nan"))
+        out[f"support_{u}"] = values[u] - into[u]
+        out[f"share_{u}"] = out[f"support_{u}"] / gap if gap != 0 else torch.full_like(values[u], float("nan"))
     return out
 
 
@@ -149,8 +154,9 @@ def contrast_patching(model: TinyTransformer, ids_a: Tensor, ids_b: Tensor, targ
     """Patch each head's output and each layer's residual stream at each position from one run into the other,
     both directions, and measure the share of the prediction change each recovers.
 
-    Direction "a→b" runs b with one activation taken from a: share = (patched − b) / (a − b) of the target's
-    logit difference (and of its probability), 1 = the patch alone turns b's prediction into a's. Positions are
+    Direction "a→b" runs b with one activation taken from a: the patch's support for the target = patched − b
+    (score with a's activation − score with b's own), and share = that / (a − b), of the target's logit difference
+    (and of its probability); share 1 = the patch alone turns b's prediction into a's. Positions are
     aligned by `align_tokens` (ids); a head patch replaces that head at every aligned position, a residual patch
     one position. Per direction and block one batch of variants runs from that block.
     """
@@ -173,23 +179,23 @@ def contrast_patching(model: TinyTransformer, ids_a: Tensor, ids_b: Tensor, targ
         for b in range(L):
             logits = patched_heads(model, runs[src], runs[dst], b, [[(k, i, j) for i, j in pairs] for k in range(h)])
             vals = both_units(logits, target)
-            sh = _shares(vals, values[dst], values[src])
+            m = _measures(vals, values[dst], values[src])
             head_rows += [(direction, b + 1, k + 1, float(vals["logit_diff"][k]), float(vals["prob"][k]),
-                           float(sh["logit_diff"][k]), float(sh["prob"][k])) for k in range(h)]
+                           *(float(m[c][k]) for c in MEASURES)) for k in range(h)]
         for layer in range(L + 1):
             name = f"block {layer + 1} input" if layer < L else f"block {L} output"
             got = {}
             if pairs:
                 logits = patched_residual(model, runs[src], runs[dst], layer, [[p] for p in pairs])
                 vals = both_units(logits, target)
-                sh = _shares(vals, values[dst], values[src])
-                got = {i: (float(vals["logit_diff"][v]), float(vals["prob"][v]), float(sh["logit_diff"][v]),
-                           float(sh["prob"][v])) for v, (i, _) in enumerate(pairs)}
-            nan4 = (float("nan"),) * 4
+                m = _measures(vals, values[dst], values[src])
+                got = {i: (float(vals["logit_diff"][v]), float(vals["prob"][v]), *(float(m[c][v]) for c in MEASURES))
+                       for v, (i, _) in enumerate(pairs)}
+            nan6 = (float("nan"),) * 6
             for i in range(len(toks[dst])):
                 j = source[i]
                 resid_rows.append((direction, layer, name, i, toks[dst][i], j, None if j is None else toks[src][j],
-                                   j is not None, *got.get(i, nan4)))
+                                   j is not None, *got.get(i, nan6)))
     return ContrastPatching(tokens_a, tokens_b, values["a"], values["b"], alignment,
                             pd.DataFrame(head_rows, columns=list(HEAD_COLUMNS)),
                             pd.DataFrame(resid_rows, columns=list(RESID_COLUMNS)))

@@ -25,7 +25,7 @@ PHRASE_RULE = ("A phrase ends after a run of . ! ? ; : , … followed by white s
                "stay whole), and a new phrase starts at a conjunction (and, but, or, so, because, although, though, "
                "while, whereas, however, unless, yet) that follows a word of the current phrase; the conjunction "
                "opens the clause it joins. A phrase of punctuation alone joins the phrase before it.")
-DELETION_COLUMNS = ("kind", "phrases", "text", "logit_diff", "prob", "change_logit_diff", "change_prob",
+DELETION_COLUMNS = ("kind", "phrases", "text", "logit_diff", "prob", "support_logit_diff", "support_prob",
                     "predicted", "flips")
 
 
@@ -105,7 +105,8 @@ def phrase_deletions(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], t
                      pairs: bool = True) -> pd.DataFrame:
     """Each phrase deleted, and (pairs=True) each pair of phrases deleted together: every variant and the ticket in
     one batched pass. Columns: kind ("ticket", "single", "pair"), phrases (tuple of indices), text (what was
-    deleted), the target's logit difference and probability, their changes (deleted − ticket), predicted team
+    deleted), the target's logit difference and probability, the deleted phrases' support (ticket − deleted: positive
+    where they help the target), predicted team
     index, flips (the predicted team changed). A deletion that leaves nothing reads one <unk>.
     """
     check_eval(model)
@@ -122,27 +123,29 @@ def phrase_deletions(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], t
     for v, c in enumerate(combos):
         kind = "ticket" if not c else ("single" if len(c) == 1 else "pair")
         rows.append((kind, c, " | ".join(phrases[i].text for i in c), float(vals["logit_diff"][v]),
-                     float(vals["prob"][v]), float(vals["logit_diff"][v] - vals["logit_diff"][0]),
-                     float(vals["prob"][v] - vals["prob"][0]), int(pred[v]), bool(pred[v] != pred[0])))
+                     float(vals["prob"][v]), float(vals["logit_diff"][0] - vals["logit_diff"][v]),
+                     float(vals["prob"][0] - vals["prob"][v]), int(pred[v]), bool(pred[v] != pred[0])))
     return pd.DataFrame(rows, columns=list(DELETION_COLUMNS))
 
 
 def redundant_pairs(deletions: pd.DataFrame) -> pd.DataFrame:
     """Pairs of phrases that each leave the predicted team alone when deleted but flip it deleted together:
-    columns first, second (phrase indices), interaction (pair change − both single changes, logit difference)."""
+    columns first, second (phrase indices), interaction (the pair's support − both single supports, logit difference:
+    positive where the two together carry more support for the target than each alone shows)."""
     singles = deletions[deletions.kind == "single"].set_index(deletions[deletions.kind == "single"].phrases.str[0])
     rows = []
     for _, r in deletions[deletions.kind == "pair"].iterrows():
         a, b = r.phrases
         if r.flips and not singles.loc[a, "flips"] and not singles.loc[b, "flips"]:
-            rows.append((a, b, r.change_logit_diff - singles.loc[a, "change_logit_diff"]
-                         - singles.loc[b, "change_logit_diff"]))
+            rows.append((a, b, r.support_logit_diff - singles.loc[a, "support_logit_diff"]
+                         - singles.loc[b, "support_logit_diff"]))
     return pd.DataFrame(rows, columns=["first", "second", "interaction"])
 
 
 def token_scores(phrases: Sequence[Phrase], per_phrase: Sequence[float] | Tensor) -> Tensor:
     """A phrase score spread to its tokens (n,): every token carries its phrase's score (for evidence and ERASER)."""
-    per_phrase = torch.as_tensor(per_phrase, dtype=torch.float64)
+    # A copy: pandas hands out read-only arrays, which torch.as_tensor would share and warn about.
+    per_phrase = per_phrase.double() if isinstance(per_phrase, Tensor) else torch.tensor(per_phrase, dtype=torch.float64)
     if per_phrase.numel() != len(phrases):
         raise ValueError(f"{per_phrase.numel()} scores for {len(phrases)} phrases")
     return torch.cat([per_phrase[i].expand(p.end - p.start) for i, p in enumerate(phrases)])

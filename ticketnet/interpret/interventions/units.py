@@ -1,4 +1,4 @@
-"""Effect units: a team's logit difference (log-odds, does not saturate) and its probability, and how to print them."""
+"""Effect units and the one sign convention: support = score with the part − score without it, and how to print it."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from torch import Tensor
 
 UNITS: tuple[str, ...] = ("logit_diff", "prob")        # logit difference first: the default for magnitudes
 UNIT_LABELS = {"logit_diff": "logit difference", "prob": "probability"}
+SUPPORT_RULE = ("support for a team = its score with the part − its score without it: positive where the part helps "
+                "the team (removing it lowers the score), negative where it works against the team")
 
 
 def check_target(target: int, n_classes: int) -> int:
@@ -49,13 +51,29 @@ def both_units(logits: Tensor, target: int) -> dict[str, Tensor]:
     return {unit: in_unit(logits, target, unit) for unit in UNITS}
 
 
-def changes(base_logits: Tensor, variant_logits: Tensor, target: int) -> dict[str, Tensor]:
-    """Change of each variant against the base in both units, variant − base: base (C,), variants (V, C) -> (V,)."""
+def supports(base_logits: Tensor, variant_logits: Tensor, target: int) -> dict[str, Tensor]:
+    """Support of the part each variant removes, in both units, base − variant: base (C,) is the run with every
+    part, variants (V, C) each without one part -> (V,); positive where the removed part helped the target."""
     if base_logits.dim() != 1 or variant_logits.dim() != 2 or variant_logits.shape[1] != base_logits.shape[0]:
         raise ValueError(f"need base logits (C,) and variant logits (V, C), got {tuple(base_logits.shape)} and "
                          f"{tuple(variant_logits.shape)}")
     base, var = both_units(base_logits, target), both_units(variant_logits, target)
-    return {unit: var[unit] - base[unit] for unit in UNITS}
+    return {unit: base[unit] - var[unit] for unit in UNITS}
+
+
+def support_column(unit: str) -> str:
+    """The table column that holds support in `unit`: "support_logit_diff" or "support_prob"."""
+    return f"support_{check_unit(unit)}"
+
+
+def support_title(unit: str, team: str | None = None) -> str:
+    """The one wording of every axis title and table header of support: "support for Billing (logit difference)"."""
+    return f"support for {team or 'the target'} ({UNIT_LABELS[check_unit(unit)]})"
+
+
+def share_title(unit: str) -> str:
+    """The wording of a patch's share of the change recovered, with its unit: "share recovered (logit difference)"."""
+    return f"share recovered ({UNIT_LABELS[check_unit(unit)]})"
 
 
 def format_effect(value: float, digits: int = 2) -> str:

@@ -1,4 +1,4 @@
-"""Head importance (Michel et al. 2019): each head switched off in turn, and what the routing loses."""
+"""Head importance (Michel et al. 2019): each head switched off in turn, and the head's support for the routing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from ticketnet.interpret.methods.counterfactual import check_eval
 from ticketnet.lens.inspection import run_with_cache
 from ticketnet.nn.transformer import pad_batch
 
-MEASURES = ["accuracy", "accuracy_drop", "prob_drop"]
+IMPORTANCE_COLUMNS = ("block", "head", "accuracy", "accuracy_drop", "support_logit_diff", "support_prob")
+MEASURES = list(IMPORTANCE_COLUMNS[2:])      # the per-ticket means, averaged across chunks by size
 
 
 def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tensor,
@@ -20,9 +21,10 @@ def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tenso
     """Michel et al. (2019): switch off one head at a time and measure what the routing loses.
 
     ids, is_pad (B, n) and labels (B,). For every (block, head) the batch is re-run through the lens with
-    that head's output scaled by 0; `prob_drop` is the mean fall in the probability of the label
-    (target=None), of the unmasked model's predicted team (target="predicted") or of one team index.
-    Columns: block, head (1-based), accuracy (with the head off), accuracy_drop, prob_drop.
+    that head's output scaled by 0. The head's support is the mean over tickets of (unmasked − masked) for the
+    label (target=None), the unmasked model's predicted team (target="predicted") or one team index, in logit
+    difference and in probability: positive where the head helps that team.
+    Columns: block, head (1-based), accuracy (with the head off), accuracy_drop, support_logit_diff, support_prob.
     """
     check_eval(model)
     if ids.dim() != 2 or is_pad.shape != ids.shape or labels.shape != ids.shape[:1]:
@@ -33,13 +35,14 @@ def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tenso
     masks = torch.ones(L * h + 1, L, h)
     for j in range(L * h):
         masks[j + 1, j // h, j % h] = 0.0
-    probs = torch.empty(L * h + 1, ids.shape[0], model.config.n_classes)
+    logits_all = torch.empty(L * h + 1, ids.shape[0], model.config.n_classes)
     with torch.inference_mode():
         for start in range(0, ids.shape[0], batch_size):
             chunk = slice(start, start + batch_size)
             for j, mask in enumerate(masks):
                 logits, _ = run_with_cache(model, ids[chunk], is_pad[chunk], head_mask=mask)
-                probs[j, chunk] = torch.softmax(logits, -1)
+                logits_all[j, chunk] = logits
+    probs = torch.softmax(logits_all, -1)
     if target is None:
         who = labels
     elif target == "predicted":
@@ -49,10 +52,15 @@ def head_importance(model: nn.Module, ids: Tensor, is_pad: Tensor, labels: Tenso
     else:
         raise ValueError(f"target must be None (the label), 'predicted' or a team index, got {target!r}")
     p_who = probs.gather(2, who.view(1, -1, 1).expand(probs.shape[0], -1, 1))[..., 0]   # (L·h+1, B)
+    is_who = torch.nn.functional.one_hot(who, probs.shape[-1]).bool()[None].expand_as(logits_all)
+    # logit_difference per ticket's own team: logit[who] − logsumexp(the other logits), (L·h+1, B)
+    ld_who = logits_all.gather(2, who.view(1, -1, 1).expand(probs.shape[0], -1, 1))[..., 0] \
+        - logits_all.masked_fill(is_who, float("-inf")).logsumexp(-1)
     acc = probs.argmax(-1).eq(labels[None]).double().mean(-1)                           # (L·h+1,)
     rows = [(j // h + 1, j % h + 1, float(acc[j + 1]), float(acc[0] - acc[j + 1]),
-             float((p_who[0] - p_who[j + 1]).mean())) for j in range(L * h)]
-    return pd.DataFrame(rows, columns=["block", "head", *MEASURES])
+             float((ld_who[0] - ld_who[j + 1]).double().mean()), float((p_who[0] - p_who[j + 1]).mean()))
+            for j in range(L * h)]
+    return pd.DataFrame(rows, columns=list(IMPORTANCE_COLUMNS))
 
 
 def head_importance_by_length(model: nn.Module, ids: Sequence[Sequence[int]], labels: Sequence[int],
