@@ -1,6 +1,6 @@
 """The Tickets page's filters, sort and split: kept for the session across page changes, mirrored in the URL."""
 
-# Streamlit forgets a widget's state when a run does not draw it, so a visit to Heads used to reset the Tickets
+# Streamlit forgets a widget's state when a run does not draw it, so a visit to Heads would reset the Tickets
 # page's triage list (misrouted, confidence ≤ 0.6: 9 tickets) to all 1,500. Each run of the Tickets page copies the
 # widgets' values to a plain session key (`_KEPT`), and `restore` seeds any widget key Streamlit dropped from it
 # before the widgets are drawn (the widgets take no default of their own, so seeding never clashes with one).

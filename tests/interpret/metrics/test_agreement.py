@@ -64,7 +64,7 @@ def test_batched_kendall_taus_equal_the_single_ones():
 
 @pytest.mark.parametrize("a, b, tau", [([0, 1], [0, 1], 1.0), ([0, 1], [1, 0], -1.0), ([0, 1], [5, 5], None)])
 def test_kendall_tau_on_two_tokens(a, b, tau):
-    # scipy's asymptotic p-value divides by n - 2: two tokens used to raise ZeroDivisionError.
+    # scipy's asymptotic p-value divides by n - 2: two tokens must not raise ZeroDivisionError.
     got = kendall_tau(a, b)
     assert (math.isnan(got) if tau is None else got == tau)
     rows = kendall_taus(torch.tensor([a], dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
