@@ -116,7 +116,7 @@ def test_multihead_matches_pytorch_for_any_shape(B, n, h, seed):
 # -- masks and modules the from-scratch attention must refuse rather than get wrong ------------------------
 @pytest.mark.parametrize("dtype", [torch.bool, torch.long])
 def test_boolean_and_integer_masks_are_refused_with_the_conversion(dtype):
-    # Added as 1/0 such a mask blocked nothing: 0.72 of the weight lands on the "blocked" keys.
+    # Added as 1/0, such a mask blocks nothing: 0.72 of the weight lands on the "blocked" keys.
     future = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1).to(dtype)
     with pytest.raises(TypeError, match="masked_fill"):
         attention(Q, K, V, future)
