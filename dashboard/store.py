@@ -37,9 +37,15 @@ cache_dir = paths.cache_dir       # $TICKETNET_CACHE, else ~/.cache/ticketnet
 
 
 # -- split-wide tables ---------------------------------------------------------------------------------------------
+# A kind's layout version is part of its file name, so a table stored in an older layout is recomputed, never
+# misread: "interpret" 2 is the long table (ticket_id, n, predicted, label, signal, metric, value).
+TABLE_VERSIONS = {"interpret": 2}
+
+
 def table_path(kind: str, split: str, weights_hash: str, data_hash: str) -> Path:
     """Where a split's table of `kind` ("interpret", "heads") for these weights and data lives."""
-    return cache_dir() / "splits" / f"{kind}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}.parquet"
+    version = f"-v{TABLE_VERSIONS[kind]}" if kind in TABLE_VERSIONS else ""
+    return cache_dir() / "splits" / f"{kind}{version}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}.parquet"
 
 
 def save_table(path: Path, df: pd.DataFrame) -> bool:
