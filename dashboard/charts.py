@@ -18,13 +18,13 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ticketnet.interpret import signals
+from ticketnet.interpret import signals as sig
 
 HEATMAP_SCHEME = "blues"
 FRAME_COLOR = "#d62728"
 EFFECT_SCHEME = "redblue"            # diverging: red = removing the token lowers the target probability
 SIGNAL_SCHEME = "purples"
-RANDOM_SIGNAL = signals.RANDOM.name
+RANDOM_SIGNAL = sig.RANDOM.name
 
 # Widths are budgets for the narrowest layout the dashboard is laid out for: the main column of a 1000 px wide
 # window with the sidebar open is 540 px (measured in Chromium), half of it (two st.columns) about 250 px. Charts sized in steps
@@ -353,7 +353,7 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
                                                              anchor="start", fontSize=11, fontWeight="normal"))
 
 
-SIGNED_EFFECTS = signals.names(signals.EFFECTS)
+SIGNED_EFFECTS = sig.names(sig.EFFECTS)
 REMOVAL_SPACING = 8
 
 
@@ -409,17 +409,17 @@ def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -
 
     `split` is a long table (signal, metric, value), as `interpret_split` gives; `chosen` limits the signals.
     """
-    tau = signals.TAU
+    tau = sig.TAU
     long = tau_long(split, chosen)
-    order = list(dict.fromkeys(long[signals.SIGNAL]))
-    long["baseline"] = long[signals.SIGNAL].eq(RANDOM_SIGNAL)
+    order = list(dict.fromkeys(long[sig.SIGNAL]))
+    long["baseline"] = long[sig.SIGNAL].eq(RANDOM_SIGNAL)
     box = alt.Chart(long).mark_boxplot(extent=1.5, size=14).encode(
-        y=alt.Y(f"{signals.SIGNAL}:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
+        y=alt.Y(f"{sig.SIGNAL}:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
         x=alt.X(f"{tau}:Q", title="Kendall τ with the removal effect (per ticket)", scale=alt.Scale(domain=[-1, 1])),
         color=alt.Color("baseline:N", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#aaaaaa"]), legend=None),
-        tooltip=[f"{signals.SIGNAL}:N"],
+        tooltip=[f"{sig.SIGNAL}:N"],
     )
-    medians = long.groupby(signals.SIGNAL, sort=False)[tau].median()
+    medians = long.groupby(sig.SIGNAL, sort=False)[tau].median()
     zero = alt.Chart(pd.DataFrame({tau: [0.0]})).mark_rule(strokeDash=[4, 3], color="#888").encode(x=f"{tau}:Q")
     rnd = medians.get(RANDOM_SIGNAL)
     layers = [zero, box]
@@ -431,11 +431,11 @@ def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -
 
 def tau_long(split: pd.DataFrame, chosen: Sequence[str] | None = None) -> pd.DataFrame:
     """(signal, tau) rows of a long split table's τ values, missing ones (one-token tickets) left out."""
-    rows = split[split[signals.METRIC] == signals.TAU]
+    rows = split[split[sig.METRIC] == sig.TAU]
     if chosen is not None:
-        rows = rows[rows[signals.SIGNAL].isin(set(chosen))]
-    long = rows[[signals.SIGNAL, signals.VALUE]].rename(columns={signals.VALUE: signals.TAU})
-    return long.dropna(subset=[signals.TAU]).reset_index(drop=True)
+        rows = rows[rows[sig.SIGNAL].isin(set(chosen))]
+    long = rows[[sig.SIGNAL, sig.VALUE]].rename(columns={sig.VALUE: sig.TAU})
+    return long.dropna(subset=[sig.TAU]).reset_index(drop=True)
 
 
 def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> alt.FacetChart:
@@ -443,7 +443,7 @@ def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> 
     found what matters) and sufficiency (drop when only they are kept; lower = better) against the fraction kept."""
     df = eraser if signals is None else eraser[eraser["signal"].isin(signals)]
     long = df.melt(id_vars=[c for c in ("signal", "fraction", "k") if c in df.columns],
-                   value_vars=list(signals.ERASER_METRICS), var_name="measure", value_name="drop")
+                   value_vars=list(sig.ERASER_METRICS), var_name="measure", value_name="drop")
     return alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("fraction:Q", title="fraction of tokens (top-k by the signal)", axis=alt.Axis(format=".0%")),
         y=alt.Y("drop:Q", title="drop in p(target)"),

@@ -32,10 +32,17 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+def _export_lists(tree: ast.AST) -> set[int]:
+    # `__all__` and a package's lazy map name functions (`kendall_tau`, `spearman`), not results.
+    return {id(c) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id in ("__all__", "_LAZY") for t in node.targets)
+            for c in ast.walk(node.value) if isinstance(c, ast.Constant)}
+
+
 def name_literals(source: str) -> list[tuple[int, str]]:
     """(line, literal) of every string literal or f-string in `source` that spells a signal or metric name."""
     tree = ast.parse(source)
-    docs = _docstrings(tree)
+    docs = _docstrings(tree) | _export_lists(tree)
     parts_of_fstrings = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
     found = []
     for node in ast.walk(tree):
@@ -52,7 +59,8 @@ def name_literals(source: str) -> list[tuple[int, str]]:
 
 def test_the_check_finds_what_it_is_for():
     source = ('"""Module doc: "rollout" here is prose."""\nA = "rollout"\nB = f"tau {x}"\nC = f"b{b} h{h}"\n'
-              'D = "tau b2 h1"\nE = f"mean attention b{b + 1}"\nF = "rollout share"\nG = "kendall_tau"\n')
+              'D = "tau b2 h1"\nE = f"mean attention b{b + 1}"\nF = "rollout share"\nG = "kendall_tau"\n'
+              '__all__ = ["spearman"]\n')
     assert [line for line, _ in name_literals(source)] == [2, 3, 4, 5, 6, 8]
 
 
