@@ -45,7 +45,7 @@ TABLE_VERSIONS = {"interpret": 2}
 def table_path(kind: str, split: str, weights_hash: str, data_hash: str) -> Path:
     """Where a split's table of `kind` ("interpret", "heads") for these weights and data lives."""
     version = f"-v{TABLE_VERSIONS[kind]}" if kind in TABLE_VERSIONS else ""
-    return cache_dir() / "splits" / f"{kind}{version}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}.parquet"
+    return cache_dir() / "splits" / f"{kind}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}{version}.parquet"
 
 
 def save_table(path: Path, df: pd.DataFrame) -> bool:

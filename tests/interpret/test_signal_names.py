@@ -70,3 +70,26 @@ def test_no_signal_or_metric_name_outside_the_registry(folder):
             for path in sorted((ROOT / folder).rglob("*.py")) if path != REGISTRY
             for line, text in name_literals(path.read_text(encoding="utf-8"))]
     assert not hits, "signal or metric names written outside ticketnet/interpret/signals.py:\n" + "\n".join(hits)
+
+
+def position_signal(model, ids, target):
+    """A made-up signal for the test below: later tokens score higher."""
+    import torch
+
+    return torch.arange(ids.numel(), dtype=torch.float64)
+
+
+def test_a_signal_is_added_by_its_registry_entry_and_its_method(monkeypatch):
+    from tests.conftest import make_router
+    from ticketnet.interpret import interpret_ticket
+
+    text, evidence = "w3 w5 w7 w9 w11", "w11"
+    before = interpret_ticket(make_router(), text, evidence=evidence, phrases=False)
+    made_up = signals.Signal("position", "test", "later tokens score higher", "rank",
+                             method=f"{__name__}:position_signal")
+    monkeypatch.setattr(signals, "TOKEN_SIGNALS", (*signals.TOKEN_SIGNALS, made_up))
+    ti = interpret_ticket(make_router(), text, evidence=evidence, phrases=False)
+    assert ti.per_token["position"].tolist() == [0, 1, 2, 3, 4]
+    assert "position" in set(ti.agreement["signal"]) and "position" in set(ti.eraser["signal"])
+    assert ti.evidence.set_index("signal").loc["position", "auprc"] == 1.0       # the last token is the evidence
+    assert set(ti.scores.signal) - set(before.scores.signal) == {"position"}

@@ -112,8 +112,8 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
         confidence = np.array([e["confidence"] for e in extras])
         extra = pd.DataFrame([{k: v for k, v in e.items() if k != "confidence"} for e in extras])
         if occ:
-            cols = ["ticket", "team", "token", "effect", signals.ROLLOUT.name, *(f"attention b{b + 1}" for b in range(L)),
-                    "is_top"]
+            cols = ["ticket", "team", "token", "effect", signals.ROLLOUT.name,
+                    *(f"attention b{b + 1}" for b in range(L)), "is_top"]
             occurrences = pd.DataFrame({c: np.concatenate([o[j] for o in occ]) for j, c in enumerate(cols)})
         else:
             occurrences = pd.DataFrame({"ticket": [], "team": [], "token": [], "effect": [], signals.ROLLOUT.name: [],

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 
@@ -20,14 +21,22 @@ class Signal:
     unit: str
     block: int | None = None     # 1-based, for attention read off one block or one head
     head: int | None = None
+    method: str = ""             # "module:function" computing it from (model, ids (n,), target) -> (n,), if any
 
     def __str__(self) -> str:
         return self.name
 
+    def compute(self, model, ids, target: int):
+        """The signal's token scores (n,) of one ticket for the target team, from its method module."""
+        if not self.method:
+            raise ValueError(f"signal {self.name!r} has no method of its own; it is computed with others")
+        module, function = self.method.split(":")
+        return getattr(importlib.import_module(module), function)(model, ids, target)
+
 
 # -- signals -----------------------------------------------------------------------------------------------------
-REMOVAL = Signal("removal", "removal", "p(target) with the token − without it: positive where it supported the target",
-                 "probability")
+REMOVAL = Signal("removal", "removal",
+                 "p(target) with the token − without it: positive where it supported the target", "probability")
 UNK_REPLACEMENT = Signal("unk replacement", "removal",
                          "p(target) with the token − with <unk> in its place: positive where it supported the target",
                          "probability")
@@ -41,7 +50,8 @@ INTEGRATED_GRADIENTS = Signal("integrated gradients", "gradient",
                               "attribution of p(target) to the token's embedding: positive supports the target",
                               "probability, adds up to p(ticket) − p(all <pad>)")
 GRADIENT_X_INPUT = Signal("gradient x input", "gradient", "gradient × embedding of p(target): positive supports it",
-                          "probability per unit embedding")
+                          "probability per unit embedding",
+                          method="ticketnet.interpret.methods.gradients:gradient_x_input")
 PHRASE_DELETION = Signal("phrase deletion", "phrase", "the token's phrase: logit difference of the target with the "
                          "phrase − without it (positive: the phrase supported the target)", "logit difference")
 PHRASE_SHAPLEY = Signal("phrase shapley", "phrase", "the Shapley value of the token's phrase for the target's logit "
@@ -68,6 +78,9 @@ def attention_signals(n_blocks: int, n_heads: int) -> tuple[Signal, ...]:
             *(head_attention(b + 1, i + 1) for b in range(n_blocks) for i in range(n_heads)))
 
 
+# The signals with a method of their own, which `interpret_ticket` computes for every ticket and scores (agreement,
+# ERASER, evidence, per-token table) with no further code: a new signal is added here, with its method module.
+TOKEN_SIGNALS: tuple[Signal, ...] = (GRADIENT_X_INPUT,)
 EFFECTS: tuple[Signal, ...] = (REMOVAL, UNK_REPLACEMENT)             # the causal references, signed
 EFFECT_SIZES: tuple[Signal, ...] = (REMOVAL_TV, UNK_TV)
 GRADIENTS: tuple[Signal, ...] = (INTEGRATED_GRADIENTS, GRADIENT_X_INPUT)
@@ -93,7 +106,7 @@ COMPREHENSIVENESS = "comprehensiveness"  # p(target|x) − p(target|x∖top-k): 
 SUFFICIENCY = "sufficiency"              # p(target|x) − p(target|top-k alone): lower = the top tokens suffice
 AUPRC = "auprc"                          # average precision of the signal's ranking against the evidence tokens
 TOKEN_F1 = "token_f1"                    # F1 of the signal's top-|gold| tokens against the evidence tokens
-DISAGREEMENT = "disagreement"            # (1 − τ(rollout, removal)) / 2 in [0, 1]: high = rollout ranks against effect
+DISAGREEMENT = "disagreement"            # (1 − τ(rollout, removal)) / 2 in [0, 1]: high = ranked against effect
 
 AGREEMENT_METRICS: tuple[str, ...] = (KENDALL_TAU, SPEARMAN, TOP3_OVERLAP)
 ERASER_METRICS: tuple[str, ...] = (COMPREHENSIVENESS, SUFFICIENCY)

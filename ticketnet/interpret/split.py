@@ -182,61 +182,80 @@ def split_records(router, rows: Sequence[Mapping[str, str]], ids: Sequence[Seque
     The random baseline of row i is seeded by `seed_offset + i`, its place in the whole input, so a slice of a
     split draws what the split draws."""
     model = router.model
-    teams = list(router.teams)
-    L, h = model.config.n_blocks, model.config.h
-    keys = options.row_keys(L, h)
+    keys = options.row_keys(model.config.n_blocks, model.config.h)
     tickets: list[dict] = [{} for _ in ids]
     found: list[dict] = [{} for _ in ids]
     done = 0
     for group in length_chunks([len(e) for e in ids], options.group_size, options.group_cells):
-        with torch.inference_mode():
-            _, cache = run_with_cache(model, *pad_batch([list(ids[i]) for i in group]))
-            patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)
-            # Every ticket and its deletions: the PyTorch forward gives the base probability and the effects.
-            seqs, starts = [], []
-            for i in group:
-                starts.append(len(seqs))
-                seqs.extend(_deletion_rows(torch.tensor(ids[i])))
-            probs = _batched_probs(model, seqs)
-            pending: list[tuple[int, TicketScores, TicketScores | None, int, float]] = []
-            for gi, i in enumerate(group):
-                n, s0 = len(ids[i]), starts[gi]
-                predicted = int(probs[s0].argmax())
-                who = predicted if options.target == "predicted" else teams.index(rows[i]["team"])
-                label = rows[i].get("team")
-                tickets[i] = {"ticket_id": rows[i].get("ticket_id"), "n": n, "predicted": teams[predicted],
-                              "label": label if label in teams else None}
-                sig = attention_signals(patterns[gi, :, :, :n, :n])
-                effect = None
-                if n >= 2:
-                    effect = probability_drop(probs[s0], probs[s0 + 1 : s0 + 1 + n], who)
-                    pending.append((i, *_score(model, rows[i], torch.tensor(ids[i]), sig, effect, who,
-                                               seed_offset + i, options), who, float(probs[s0, who])))
-                if on_ticket is not None:
-                    on_ticket(i, tickets[i], probs[s0], effect, sig)
-            # Phrase variants go through batches of their own: mixed into the usual ones they would change the
-            # batch composition and so the last bits of the usual rows.
-            runs = [_batched_probs(model, s) if s else None for s in
-                    ([q for _, sc, _, _, _ in pending for q in sc.sequences()],
-                     [q for _, _, ph, _, _ in pending if ph is not None for q in ph.sequences()])]
-        firsts = [0, 0]
-        for i, sc, ph, who, base in pending:
-            rows_i = list(sc.rows)
-            for j, part in enumerate((sc, ph)):
-                if part is None or not part.plan:
-                    continue
-                m = 2 * len(part.plan)
-                rows_i += part.aopc_rows(runs[j][firsts[j] : firsts[j] + m, who].double(), base)
-                firsts[j] += m
-            got = {(s, m): v for _, s, m, v in rows_i}
-            tau = got.get((signals.ROLLOUT.name, signals.TAU), float("nan"))
-            got[(signals.ROLLOUT.name, signals.DISAGREEMENT)] = (1 - tau) / 2
-            found[i] = got
+        for i, ticket, values in _group(router, rows, ids, group, options, on_ticket, seed_offset):
+            tickets[i], found[i] = ticket, values
         done += len(group)
         if progress is not None:
             progress(done, len(ids))
     nan = float("nan")
     return tickets, [[(s, m, f.get((s, m), nan)) for s, m in keys] for f in found]
+
+
+@dataclass
+class _Scored:
+    """One ticket of a group, scored, waiting for its ERASER variants to run."""
+
+    at: int                      # its place in the group
+    usual: TicketScores
+    phrase: TicketScores | None
+    who: int
+    base: float                  # p(who | ticket), from the group's deletion batch
+
+
+def _group(router, rows, ids, group: list[int], options: SplitOptions, on_ticket: OnTicket | None,
+           seed_offset: int) -> list[tuple[int, dict, dict]]:
+    """(row, ticket record, {(signal, metric): value}) of one group of similar lengths, in batched forwards."""
+    model, teams = router.model, list(router.teams)
+    L = model.config.n_blocks
+    out, scored = [], []
+    with torch.inference_mode():
+        _, cache = run_with_cache(model, *pad_batch([list(ids[i]) for i in group]))
+        patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)
+        # Every ticket and its deletions: the PyTorch forward gives the base probability and the effects.
+        seqs, starts = [], []
+        for i in group:
+            starts.append(len(seqs))
+            seqs.extend(_deletion_rows(torch.tensor(ids[i])))
+        probs = _batched_probs(model, seqs)
+        for gi, i in enumerate(group):
+            n, s0 = len(ids[i]), starts[gi]
+            predicted = int(probs[s0].argmax())
+            who = predicted if options.target == "predicted" else teams.index(rows[i]["team"])
+            label = rows[i].get("team")
+            ticket = {"ticket_id": rows[i].get("ticket_id"), "n": n, "predicted": teams[predicted],
+                      "label": label if label in teams else None}
+            out.append((i, ticket, {}))
+            sig = attention_signals(patterns[gi, :, :, :n, :n])
+            effect = None
+            if n >= 2:
+                effect = probability_drop(probs[s0], probs[s0 + 1 : s0 + 1 + n], who)
+                usual, phrase = _score(model, rows[i], torch.tensor(ids[i]), sig, effect, who, seed_offset + i, options)
+                scored.append(_Scored(gi, usual, phrase, who, float(probs[s0, who])))
+            if on_ticket is not None:
+                on_ticket(i, ticket, probs[s0], effect, sig)
+        # Phrase variants go through batches of their own: mixed into the usual ones they would change the batch
+        # composition and so the last bits of the usual rows.
+        usual_runs = [q for t in scored for q in t.usual.sequences()]
+        phrase_runs = [q for t in scored if t.phrase is not None for q in t.phrase.sequences()]
+        runs = [_batched_probs(model, q) if q else None for q in (usual_runs, phrase_runs)]
+    firsts = [0, 0]
+    for t in scored:
+        values = out[t.at][2]
+        rows_of = list(t.usual.rows)
+        for j, part in enumerate((t.usual, t.phrase)):
+            if part is not None and part.plan:
+                m = 2 * len(part.plan)
+                rows_of += part.aopc_rows(runs[j][firsts[j] : firsts[j] + m, t.who].double(), t.base)
+                firsts[j] += m
+        values.update({(s, m): v for _, s, m, v in rows_of})
+        tau = values.get((signals.ROLLOUT.name, signals.TAU), float("nan"))
+        values[(signals.ROLLOUT.name, signals.DISAGREEMENT)] = (1 - tau) / 2
+    return out
 
 
 def _score(model: nn.Module, row: Mapping[str, str], ids: Tensor, sig: dict[str, Tensor], effect: Tensor, who: int,

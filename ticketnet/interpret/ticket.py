@@ -18,7 +18,7 @@ from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, aopc, unique_rows
 from ticketnet.interpret.metrics.evidence import evidence_mask
 from ticketnet.interpret.metrics.scores import Row, TicketScores, score_ticket
 from ticketnet.interpret.results import long_frame
-from ticketnet.interpret.methods.gradients import IntegratedGradients, gradient_x_input, integrated_gradients
+from ticketnet.interpret.methods.gradients import IntegratedGradients, integrated_gradients
 from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
 from ticketnet.interpret.split import phrase_signals
 from ticketnet.lens.inspection import Inspection, RoutedTicket, inspect_ticket
@@ -114,7 +114,8 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     signals.update(attention_signals(patterns))
     ig = integrated_gradients(model, ids, target, steps=ig_steps)
     signals[sig.INTEGRATED_GRADIENTS.name] = ig.attributions
-    signals[sig.GRADIENT_X_INPUT.name] = gradient_x_input(model, ids, target)
+    for signal in sig.TOKEN_SIGNALS:                                   # a registry entry and its method module each
+        signals[signal.name] = signal.compute(model, ids, target)
     method = ""
     if phrases:
         found = phrase_signals(model, ids, text, target, PHRASE_SHAPLEY_SAMPLES, seed)

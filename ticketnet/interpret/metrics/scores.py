@@ -1,4 +1,4 @@
-"""One ticket's signals scored for one target team: τ (ρ, top-3) against removal, ERASER and evidence, as long rows."""
+"""One ticket's signals scored for a target team: τ (ρ, top-3) against removal, ERASER, evidence, as long rows."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ class TicketScores:
 
     def eraser_table(self, p_target: Tensor, base: Tensor) -> pd.DataFrame:
         """Comprehensiveness and sufficiency per signal and fraction (signal, fraction, k, comprehensiveness,
-        sufficiency) from p(target) (2·len(plan),) of `sequences()` and p(target | ticket), subtracted in their dtype."""
+        sufficiency) from p(target) (2·len(plan),) of `sequences()` and p(target | ticket), subtracted in their
+        dtype."""
         rows = [(name, f, k, float(base - p_target[2 * j]), float(base - p_target[2 * j + 1]))
                 for j, (name, f, k, _, _) in enumerate(self.plan)]
         return pd.DataFrame(rows, columns=list(ERASER_COLUMNS))
