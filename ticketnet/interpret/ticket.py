@@ -146,13 +146,13 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         others = [k for k in signals if k != sig.REMOVAL.name]
         everything = {**signals, sig.RANDOM.name: random_signal(n, seed)}
         # Phrase variants go through a forward pass of their own, as in the split-wide run.
-        usual = [k for k in everything if k not in sig.PHRASE_SIGNALS]
+        phrase_names = [k for k in sig.PHRASE_SIGNALS if k in signals]
+        usual = [k for k in everything if k not in phrase_names]
         scored = score_ticket(None, ids, everything, effect, agreement=others, eraser=usual,
                               evidence=list(signals) if gold is not None else (), gold=gold)
-        parts = [scored, score_ticket(None, ids, everything, effect, eraser=[k for k in sig.PHRASE_SIGNALS
-                                                                            if k in signals])]
-        tables = [part.eraser_table(*_eraser_probs(model, ids, part, target)) for part in parts if part.plan]
-        table = pd.concat(tables, ignore_index=True)
+        phrase = score_ticket(None, ids, everything, None, eraser=phrase_names)
+        table = pd.concat([part.eraser_table(*_eraser_probs(model, ids, part, target))
+                           for part in (scored, phrase) if part.plan], ignore_index=True)
         rows = list(scored.rows)
         agreement = _agreement(scored.rows)
         random_tau = random_tau_baseline(effect, n_draws, seed)
@@ -161,7 +161,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         random_tau = torch.empty(0, dtype=torch.float64)
         table = pd.DataFrame(columns=list(ERASER_COLUMNS))
         if gold is not None:
-            rows = list(score_ticket(None, ids, signals, torch.zeros(n), evidence=list(signals), gold=gold).rows)
+            rows = list(score_ticket(None, ids, signals, None, evidence=list(signals), gold=gold).rows)
 
     evidence_table = None
     if gold is not None:

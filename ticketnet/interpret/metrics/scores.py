@@ -51,19 +51,22 @@ class TicketScores:
                             (self.ticket_id, name, sig.SUFFICIENCY, suff / cnt))]
 
 
-def score_ticket(ticket_id, ids: Tensor, signals: Mapping[str, Tensor], effect: Tensor, *,
+def score_ticket(ticket_id, ids: Tensor, signals: Mapping[str, Tensor], effect: Tensor | None, *,
                  tau: Sequence[str] = (), agreement: Sequence[str] = (), eraser: Sequence[str] = (),
                  evidence: Sequence[str] = (), gold: Tensor | None = None,
                  fractions: Sequence[float] = FRACTIONS) -> TicketScores:
-    """Score the ticket `ids` (n ≥ 2,) and its `signals` (name -> (n,)) against the removal `effect` (n,), the drop in
-    p(target) when each token is deleted, for the chosen signals of each kind:
+    """Score the ticket `ids` (n,) and its `signals` (name -> (n,)) against the removal `effect` (n,), the drop in
+    p(target) when each token is deleted (None: no τ or agreement asked), for the chosen signals of each kind:
 
     `tau`: Kendall τ (metric TAU); `agreement`: τ, Spearman ρ and top-3 overlap (TAU, SPEARMAN, TOP3_OVERLAP);
-    `eraser`: the ERASER plan over `fractions`, finished by the caller (`TicketScores`); `evidence`: AP and token F1
-    (AUPRC, TOKEN_F1) against the evidence tokens `gold` (n,) bool, nan rows when `gold` is None.
+    `eraser`: the ERASER plan over `fractions` (n ≥ 2), finished by the caller (`TicketScores`); `evidence`: AP and
+    token F1 (AUPRC, TOKEN_F1) against the evidence tokens `gold` (n,) bool, nan rows when `gold` is None. The
+    caller batches the ERASER variants as it likes: one ticket's pass, or a whole group of a split.
     """
     rows: list[Row] = []
     taus = [*tau, *agreement]
+    if taus and effect is None:
+        raise ValueError("τ and agreement are taken against the removal effect: pass it")
     if taus:
         values = kendall_taus(torch.stack([signals[k].double() for k in taus]), effect).tolist()
         rows += [(ticket_id, k, sig.TAU, t) for k, t in zip(taus, values)]
