@@ -6,7 +6,8 @@ masking). Interventions on the routes (effects in `units`: logit difference and 
 (attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit),
 `phrases` (phrase and pair deletion), `shapley` (phrase Shapley values). Metrics (how a score compares with the
 removal effect): `agreement`, `eraser`, `evidence`, all scored at once by `scores.score_ticket`. Names of
-signals and metrics: `signals`. Runs: `ticket.interpret_ticket`, `split.interpret_split`.
+signals and metrics: `signals`; the long result tables they fill: `results`. Runs: `ticket.interpret_ticket`,
+`split.interpret_split`.
 """
 
 # Every name is imported on first use, from its module under ticketnet.interpret: `ticketnet.interpret.signals`, the

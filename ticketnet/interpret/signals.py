@@ -23,9 +23,6 @@ class Signal:
     head: int | None = None
     method: str = ""             # "module:function" computing it from (model, ids (n,), target) -> (n,), if any
 
-    def __str__(self) -> str:
-        return self.name
-
     def compute(self, model, ids, target: int):
         """The signal's token scores (n,) of one ticket for the target team, from its method module."""
         if not self.method:
