@@ -10,7 +10,9 @@ import streamlit as st
 from dashboard import charts, interventions, loading, narrative, state, ui
 from dashboard import intervention_charts as ic
 from dashboard.loading import md_escape
-from ticketnet.interpret import PHRASE_RULE, PHRASE_SHAPLEY_SAMPLES, aopc, chance_band, mean_aopc, signals, suggest_edit
+from ticketnet.interpret import (
+    PHRASE_RULE, PHRASE_SHAPLEY_SAMPLES, aopc, chance_band, mean_aopc, signals, suggest_edit,
+)
 
 ATTENTION_SIGNALS_DEFAULT = signals.names((signals.ROLLOUT, signals.mean_attention(2), signals.INTEGRATED_GRADIENTS))
 ERASER_DEFAULT = signals.names((signals.REMOVAL, signals.ROLLOUT, signals.mean_attention(1), signals.mean_attention(2),
