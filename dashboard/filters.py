@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
+from ticketnet.interpret.signals import DISAGREEMENT
+
 SORTS = ("table order", "confidence, lowest first", "confidence, highest first", "longest first",
          "attention disagrees with effect")
 DISAGREEMENT_SORT = SORTS[-1]
@@ -190,6 +192,6 @@ def sort(view, sort_by: str):
         return view.sort_values("confidence", ascending=False, kind="stable")
     if sort_by == "longest first":
         return view.sort_values("tokens", ascending=False, kind="stable")
-    if sort_by == DISAGREEMENT_SORT and "disagreement" in view.columns:
-        return view.sort_values("disagreement", ascending=False, kind="stable", na_position="last")
+    if sort_by == DISAGREEMENT_SORT and DISAGREEMENT in view.columns:
+        return view.sort_values(DISAGREEMENT, ascending=False, kind="stable", na_position="last")
     return view

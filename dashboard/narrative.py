@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-SMALL_EFFECT = 0.05      # a probability change below this counts as "little"
+from ticketnet.interpret import signals
+from ticketnet.interpret.metrics.disagreement import SMALL_EFFECT   # a probability change that counts as "little"
 
 
 # -- numbers and tokens in sentences ------------------------------------------------------------------------------
@@ -94,16 +95,16 @@ def _change(drop: float, team: str) -> str:
 
 
 def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: str, query_row: int,
-               agreement: pd.DataFrame | None = None, random_tau=None, signal: str = "rollout") -> list[str]:
+               agreement: pd.DataFrame | None = None, random_tau=None, signal: str = signals.ROLLOUT.name) -> list[str]:
     """A few sentences tying attention to effect on this ticket. `per_token` has a ``removal`` column
     (drop in p(team) when the token is deleted) and the `signal` column; `patterns` is (L, h, n, n)."""
     n = len(tokens)
     out: list[str] = []
-    if "removal" not in per_token.columns or n < 2:
+    if signals.REMOVAL.name not in per_token.columns or n < 2:
         out.append("This ticket has a single token, so there is no deletion to compare attention with: the "
                    "heatmaps show where attention goes, but nothing here tells whether it matters.")
         return out
-    effect = per_token["removal"].to_numpy(dtype=np.float64)
+    effect = per_token[signals.REMOVAL.name].to_numpy(dtype=np.float64)
     order_effect = np.argsort(-effect, kind="stable")
 
     # 1. The query row's strongest link, and what deleting the token it reads does.
@@ -134,8 +135,8 @@ def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: s
                        "effect).")
 
     # 3. Rank agreement against chance.
-    if agreement is not None and len(agreement) and signal in set(agreement["signal"]):
-        tau = float(agreement.loc[agreement["signal"] == signal, "kendall_tau"].iloc[0])
+    if agreement is not None and len(agreement) and signal in set(agreement[signals.SIGNAL]):
+        tau = float(agreement.loc[agreement[signals.SIGNAL] == signal, signals.KENDALL_TAU].iloc[0])
         r = _np(random_tau) if random_tau is not None else np.empty(0)
         if np.isnan(tau):
             out.append(f"{signal.capitalize()} is constant on this ticket, so its ranking says nothing.")
@@ -155,50 +156,6 @@ def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: s
                "attention weight says where a head reads, not what the block does with what it read. Agreement on "
                "one ticket is no rule for the router; the split-wide section below is the broader test.")
     return out
-
-
-# -- where attention and effect disagree, with thresholds that mean something on this ticket ----------------------
-HIGH_EFFECT_SHARE = 0.5      # "high effect": at least half of this ticket's largest change (and ≥ SMALL_EFFECT)
-LOW_EFFECT_SHARE = 0.25      # "low effect": under a quarter of it (or under SMALL_EFFECT)
-
-
-@dataclass(frozen=True)
-class Disagreements:
-    """Tokens where a signal and the deletion effect disagree, with the thresholds used (see `disagreements`)."""
-
-    high_signal_low_effect: list[tuple[int, str, float, float]]    # (position, token, signal, effect)
-    low_signal_high_effect: list[tuple[int, str, float, float]]
-    high_effect: float           # |effect| at least this is "high" (never below SMALL_EFFECT)
-    low_effect: float            # |effect| below this is "low"
-    largest_effect: float        # the ticket's largest |effect|
-
-
-def disagreements(signal, effect, tokens: Sequence[str], k: int = 3) -> Disagreements:
-    """The tokens a signal and the deletion effect (drop in p(team), any sign) disagree on, by thresholds that
-    are meaningful on this ticket.
-
-    High effect: |effect| ≥ max(SMALL_EFFECT, HIGH_EFFECT_SHARE × the ticket's largest |effect|), so a ticket whose
-    every deletion moves p(team) by less than SMALL_EFFECT has no high-effect token at all. Low effect: |effect|
-    below max(SMALL_EFFECT, LOW_EFFECT_SHARE × largest). High signal: in the top third of the ticket's tokens by the signal; low signal: the bottom half.
-    Each list holds at most k tokens: high signal / low effect by signal, low signal / high effect by |effect|,
-    largest first."""
-    s, e = _np(signal), _np(effect)
-    n = len(tokens)
-    if s.shape != (n,) or e.shape != (n,):
-        raise ValueError(f"{n} tokens, {s.shape} signal values and {e.shape} effects")
-    largest = float(np.abs(e).max()) if n else 0.0
-    high = max(SMALL_EFFECT, HIGH_EFFECT_SHARE * largest)
-    low = max(SMALL_EFFECT, LOW_EFFECT_SHARE * largest)
-    if n < 2:
-        return Disagreements([], [], high, low, largest)
-    from scipy import stats                                    # here, not at the top: the first page never needs it
-
-    pct = (stats.rankdata(s) - 1) / (n - 1)                    # 0 = lowest signal on the ticket, 1 = highest
-    size = np.abs(e)
-    hi_lo = [i for i in np.argsort(-s, kind="stable") if pct[i] >= 2 / 3 and size[i] < low][:k]
-    lo_hi = [i for i in np.argsort(-size, kind="stable") if pct[i] <= 1 / 2 and size[i] >= high][:k]
-    rows = lambda idx: [(int(i), tokens[i], float(s[i]), float(e[i])) for i in idx]    # noqa: E731
-    return Disagreements(rows(hi_lo), rows(lo_hi), high, low, largest)
 
 
 # -- position effects: deletion moves every later token, <unk> replacement does not --------------------------------

@@ -11,6 +11,7 @@ from dashboard.charts import corpus as corpus_charts
 from dashboard.data import corpus as corpus_data
 from dashboard.text import md_escape
 from ticketnet import DataError
+from ticketnet.interpret import DISAGREEMENT, ROLLOUT, TAU
 
 FOLDER_KEY = "corpus_folder"
 TABLE_KEY = "corpus_table"
@@ -85,8 +86,8 @@ m[0].metric("tickets", f"{summary['tickets']:,}")
 m[1].metric("accuracy", f"{summary['accuracy']:.3f}" if labelled else "no labels",
             help=f"on the {summary['labelled']:,} tickets with a team" if labelled else "the input had no team column")
 m[2].metric("truncated", f"{summary['truncated']:,}", help="longer than the router reads (256 tokens)")
-if "rollout" in summary.get("tau", {}):
-    m[3].metric("mean τ, rollout vs effect", f"{summary['tau']['rollout']['mean']:.3f}",
+if ROLLOUT.name in summary.get(TAU, {}):
+    m[3].metric("mean τ, rollout vs effect", f"{summary[TAU][ROLLOUT.name]['mean']:.3f}",
                 help="Kendall τ between attention rollout and the deletion effect, averaged over tickets")
 c1, c2 = st.columns(2, gap="large")
 with c1:
@@ -138,7 +139,7 @@ else:
             "mean_rollout": st.column_config.NumberColumn("mean rollout", format="%.4f"),
             "top_effect_share": st.column_config.NumberColumn("top-effect token in", format="percent"),
             "effect minus attention": st.column_config.NumberColumn(format="%.4f")})
-    if summary.get("tau"):
+    if summary.get(TAU):
         with st.expander("Attention against deletion effect, every signal (mean Kendall τ)"):
             ui.chart(corpus_charts.tau_chart, summary, width="stretch")
 
@@ -174,7 +175,7 @@ event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun"
                          "label": st.column_config.TextColumn("true team"),
                          "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0,
                                                                        format="%.2f"),
-                         "disagreement": st.column_config.NumberColumn("attention disagrees", format="%.2f"),
+                         DISAGREEMENT: st.column_config.NumberColumn("attention disagrees", format="%.2f"),
                          "top_effect_1": st.column_config.TextColumn("top word by effect"),
                          "top_rollout_1": st.column_config.TextColumn("top word by rollout")})
 try:

@@ -13,11 +13,14 @@ from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits, ticket
 from dashboard.text import md_escape
 from ticketnet.interpret import (
-    PHRASE_RULE, aopc, chance_band, mean_aopc, removal_support, suggest_edit, support_title,
+    PHRASE_RULE, PHRASE_SHAPLEY_SAMPLES, aopc, chance_band, mean_aopc, removal_support, signals, suggest_edit,
+    support_title,
 )
 
-ATTENTION_SIGNALS_DEFAULT = ("rollout", "mean attention b2", "integrated gradients")
-ERASER_DEFAULT = ("removal", "rollout", "mean attention b1", "mean attention b2", "integrated gradients", "random")
+ATTENTION_SIGNALS_DEFAULT = signals.names((signals.ROLLOUT, signals.mean_attention(2), signals.INTEGRATED_GRADIENTS))
+ERASER_DEFAULT = signals.names((signals.REMOVAL, signals.ROLLOUT, signals.mean_attention(1), signals.mean_attention(2),
+                                signals.INTEGRATED_GRADIENTS, signals.RANDOM))
+REMOVAL, UNK, IG = signals.REMOVAL.name, signals.UNK_REPLACEMENT.name, signals.INTEGRATED_GRADIENTS.name
 
 st.title("Interpretation")
 st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here by "
@@ -44,8 +47,8 @@ team = teams[target]
 if ti.note:
     t2.info(md_escape(ti.note), icon=":material/info:")
 
-signal_names = [s for s in ti.signals if s not in ("removal", "unk replacement")]
-has_effect = "removal" in ti.per_token.columns
+signal_names = [s for s in ti.signals if s not in signals.names(signals.EFFECTS)]
+has_effect = REMOVAL in ti.per_token.columns
 unit = ui.unit_toggle("interp_unit", team)         # one unit for every effect on the page, token to phrase
 unit_name = narrative.UNIT_NAMES[unit]
 support = support_title(unit, team)
@@ -53,8 +56,8 @@ shown_tokens = ti.per_token
 if has_effect:                                     # the token effects in the unit chosen, as support for the team
     cf = ti.counterfactuals
     shown_tokens = ti.per_token.assign(**{
-        "removal": removal_support(cf.base, cf.removed, target, unit).double().numpy(),
-        "unk replacement": removal_support(cf.base, cf.replaced, target, unit).double().numpy()})
+        REMOVAL: removal_support(cf.base, cf.removed, target, unit).double().numpy(),
+        UNK: removal_support(cf.base, cf.replaced, target, unit).double().numpy()})
 
 # -- per-token effect beside attention --------------------------------------------------------------------------
 st.header("What each token does, beside what attention says", divider="gray")
@@ -68,22 +71,23 @@ if has_effect:
     st.caption(f"Red bars: the token supports {md_escape(team)} (deleting it, or replacing it with <unk>, lowers "
                f"the score); blue: it works against {md_escape(team)}. Both in {md_escape(support)}. TV = total "
                "variation, how much of the whole team distribution moves, any direction.")
-    effects = ["removal", "unk replacement", "removal TV"]
+    effects = [REMOVAL, UNK, signals.REMOVAL_TV.name]
     ui.chart(charts.removal_chart, shown_tokens, effects, chosen, support)
     shift = narrative.position_effect_message(
-        narrative.position_effect(ti.per_token["removal"], ti.per_token["unk replacement"]), team) \
-        if "unk replacement" in ti.per_token.columns else None
+        narrative.position_effect(ti.per_token[REMOVAL], ti.per_token[UNK]), team) \
+        if UNK in ti.per_token.columns else None
     if shift:
         st.warning(md_escape(shift), icon=":material/swap_horiz:")
 else:
     ui.chart(charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
-if "integrated gradients" in chosen:
+if IG in chosen:
     st.caption(md_escape(narrative.ig_completeness(ti.ig.change, ti.ig.delta, ti.ig.steps, team)))
 
 focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names,
-                     index=signal_names.index("rollout") if "rollout" in signal_names else 0, key="focus_signal")
+                     index=signal_names.index(signals.ROLLOUT.name) if signals.ROLLOUT.name in signal_names else 0,
+                     key="focus_signal")
 if has_effect:
-    ui.chart(charts.token_highlight, ti.tokens, shown_tokens["removal"],
+    ui.chart(charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
              title=f"text coloured by {support}, from deleting each token (red: helps)", diverging=True)
 ui.chart(charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
 
@@ -107,19 +111,19 @@ if has_effect:
             st.caption(f"Deleting any one of the {ti.n} tokens moves p({md_escape(team)}) by the same amount, so "
                        "there is no ranking for a signal to agree with: Kendall τ is undefined (blank) here.")
         else:
-            agreement["beyond chance"] = agreement["kendall_tau"].map(band.verdict)
+            agreement["beyond chance"] = agreement[signals.KENDALL_TAU].map(band.verdict)
             st.caption(f"Each signal ranked against the removal effect over the {ti.n} tokens. Random orderings give "
                        f"τ between {narrative.fmt(band.low)} and {narrative.fmt(band.high)} ({band.coverage:.0%} of "
                        f"{band.draws} draws) on this ticket: a τ inside that band is no evidence of agreement.")
         st.dataframe(narrative.tidy_numbers(agreement, 3), hide_index=True, width="stretch", column_config={
-            "kendall_tau": st.column_config.NumberColumn("Kendall τ", format="%.3f"),
-            "spearman": st.column_config.NumberColumn("Spearman ρ", format="%.3f"),
-            "top3_overlap": st.column_config.NumberColumn("top-3 overlap", format="%.2f",
+            signals.KENDALL_TAU: st.column_config.NumberColumn("Kendall τ", format="%.3f"),
+            signals.SPEARMAN: st.column_config.NumberColumn("Spearman ρ", format="%.3f"),
+            signals.TOP3_OVERLAP: st.column_config.NumberColumn("top-3 overlap", format="%.2f",
                                                           help="share of the signal's 3 highest tokens that are "
                                                                "among the 3 with the largest removal effect")})
         ui.csv_download(agreement, "agreement (CSV)", f"ticketnet_{pick.label}_agreement.csv", key="dl_agreement")
     with a2:
-        found = narrative.disagreements(ti.signals[focus], ti.signals["removal"], ti.tokens, k=3)
+        found = ti.disagreements(focus, k=3)
         st.caption(md_escape(
             f"High effect: deleting the token moves p({team}) by at least {narrative.fmt(found.high_effect)}, the "
             f"larger of {narrative.fmt(narrative.SMALL_EFFECT)} and half this ticket's largest change "
@@ -154,20 +158,18 @@ if has_effect:
                "when they are removed (higher = the signal found what the model needs). Sufficiency: how much it "
                "drops when only they are kept (lower = they suffice). AOPC = the mean over the five sizes. 'random' "
                "is a random ordering every signal should beat.")
-    # Phrase deletion and phrase Shapley as token signals (each token carries its phrase's score), beside the
-    # single-token ones: the same rows the split-wide run averages (docs/model-card.md).
-    phrase_rows = interventions.phrase_signals(pick.text, target, pick.evidence)
-    eraser_table = pd.concat([ti.eraser, phrase_rows.eraser], ignore_index=True)
+    # Phrase deletion and phrase Shapley are token signals of the interpretation (each token carries its phrase's
+    # score), beside the single-token ones: the same rows the split-wide run averages (docs/model-card.md).
+    eraser_table = ti.eraser
     e_signals = st.multiselect("Signals", sorted(set(eraser_table["signal"])), key="eraser_signals",
                                default=[s for s in ERASER_DEFAULT if s in set(eraser_table["signal"])])
     # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
     # sufficiency column was cut off.
     ui.chart(charts.eraser_chart, eraser_table, e_signals or None)
-    st.caption(md_escape(narrative.phrase_signal_sentence(phrase_rows.shapley_method,
-                                                          interventions.SPLIT_SHAPLEY_SAMPLES)))
+    st.caption(md_escape(narrative.phrase_signal_sentence(ti.phrase_shapley_method, PHRASE_SHAPLEY_SAMPLES)))
     st.dataframe(narrative.tidy_numbers(aopc(eraser_table), 3), hide_index=True, column_config={
-        "comprehensiveness": st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
-        "sufficiency": st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
+        signals.COMPREHENSIVENESS: st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
+        signals.SUFFICIENCY: st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
     ui.csv_download(eraser_table, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
 
 # -- evidence -------------------------------------------------------------------------------------------------------
@@ -179,12 +181,9 @@ if ti.evidence is not None:
     st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
     if "evidence" in ti.per_token.columns:
         ui.chart(charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
-    phrase_evidence = interventions.phrase_signals(pick.text, target, pick.evidence).evidence
-    evidence_table = pd.concat([ti.evidence, phrase_evidence], ignore_index=True) if phrase_evidence is not None \
-        else ti.evidence
-    st.dataframe(narrative.tidy_numbers(evidence_table, 3), hide_index=True, width="stretch", column_config={
-        "auprc": st.column_config.NumberColumn("AUPRC", format="%.3f"),
-        "token_f1": st.column_config.NumberColumn("token F1", format="%.3f"),
+    st.dataframe(narrative.tidy_numbers(ti.evidence, 3), hide_index=True, width="stretch", column_config={
+        signals.AUPRC: st.column_config.NumberColumn("AUPRC", format="%.3f"),
+        signals.TOKEN_F1: st.column_config.NumberColumn("token F1", format="%.3f"),
         "base_rate": st.column_config.NumberColumn("base rate", format="%.3f")})
 
 # -- interventions: a contrast pair, phrases (issue 13) ----------------------------------------------------------------
@@ -313,15 +312,15 @@ with s2:
                    "page.")
         ui.split_interpretation_button(split, n_split, key="btn_split")
     else:
-        ui.chart(charts.tau_distribution, interp, random_column="tau random")
-        long = charts.tau_long(interp, random_column="tau random")
-        med = long.groupby("signal", sort=False)["tau"].median()
+        ui.chart(charts.tau_distribution, interp)
+        long = charts.tau_long(interp)
+        med = long.groupby(signals.SIGNAL, sort=False)[signals.TAU].median()
         rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))
         best = med.drop(charts.RANDOM_SIGNAL, errors="ignore").idxmax()
         st.markdown(md_escape(
             f"Median τ: {best} {narrative.fmt(med[best])} (best), random {narrative.fmt(rnd_med)}. The grey box is what random orderings "
             "give; a signal whose box sits on it tells you no more about which words matter than chance."))
         means = mean_aopc(interp)
-        ui.chart(charts.mean_eraser_chart, means, ["comprehensiveness", "sufficiency"])
+        ui.chart(charts.mean_eraser_chart, means, list(signals.ERASER_METRICS))
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_split_interp")

@@ -10,6 +10,9 @@ from dashboard.charts import attention as charts
 from dashboard.data import model, splits
 from dashboard.text import md_escape
 from ticketnet import tokenize
+from ticketnet.interpret import DISAGREEMENT, ROLLOUT, TAU, values_of
+
+TAU_ROLLOUT = "τ rollout"          # the table's column of rollout's τ against removal
 
 TABLE_KEY = "ticket_table"
 CONFUSION_KEY = "confusion"
@@ -140,12 +143,14 @@ chosen = filters.kept()
 
 view = filters.apply(table, chosen, cell)
 if interp is not None:
-    view = view.merge(interp[["ticket_id", "disagreement", "tau rollout"]], on="ticket_id", how="left")
+    per_ticket = pd.DataFrame({DISAGREEMENT: values_of(interp, DISAGREEMENT, ROLLOUT.name),
+                               TAU_ROLLOUT: values_of(interp, TAU, ROLLOUT.name)}).reset_index()
+    view = view.merge(per_ticket, on="ticket_id", how="left")
 view = filters.sort(view, chosen["sort_by"])
 
 columns = ["ticket_id", "text", "team", "predicted", "confidence", "correct", "tokens", "pattern"]
 if interp is not None:                  # next to the id, in view without scrolling the table sideways
-    columns[1:1] = ["disagreement", "tau rollout"]
+    columns[1:1] = [DISAGREEMENT, TAU_ROLLOUT]
 view = view[columns].reset_index(drop=True)
 
 status = f"{len(view)} of {len(table)} tickets"
@@ -181,12 +186,12 @@ config = {
     "pattern": st.column_config.TextColumn("pattern", width="small",
                                            help="how the ticket was written: plain, negated, two topics, "
                                                 "ambiguous, noisy (mislabelled on purpose)"),
-    "disagreement": st.column_config.NumberColumn(
+    DISAGREEMENT: st.column_config.NumberColumn(
         "attention disagrees with effect", format="%.2f",
         help="(1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
              "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed. Sort to find where attention "
              "misleads."),
-    "tau rollout": st.column_config.NumberColumn("τ rollout vs removal", format="%.2f", width="small"),
+    TAU_ROLLOUT: st.column_config.NumberColumn("τ rollout vs removal", format="%.2f", width="small"),
 }
 st.dataframe(view, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
              column_config=config, width="stretch", height=460)

@@ -143,8 +143,8 @@ def _scan(args: argparse.Namespace) -> int:
     print(f"routing: {routing}")
     if summary["accuracy"] is not None:
         print(f"accuracy on the {summary['labelled']:,} labelled tickets: {summary['accuracy']:.4f}")
-    if "rollout" in summary["tau"]:
-        print(f"mean Kendall τ, rollout vs deletion effect: {summary['tau']['rollout']['mean']:.3f}")
+    if ROLLOUT.name in summary[TAU]:
+        print(f"mean Kendall τ, rollout vs deletion effect: {summary[TAU][ROLLOUT.name]['mean']:.3f}")
     return 0
 
 

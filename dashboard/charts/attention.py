@@ -18,11 +18,13 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ticketnet.interpret import signals as sig
+
 HEATMAP_SCHEME = "blues"
 FRAME_COLOR = "#d62728"
 EFFECT_SCHEME = "redblue"            # diverging: red = removing the token lowers the target probability
 SIGNAL_SCHEME = "purples"
-RANDOM_SIGNAL = "random"
+RANDOM_SIGNAL = sig.RANDOM.name
 
 # Widths are budgets for the narrowest layout the dashboard is laid out for: the main column of a 1000 px wide
 # window with the sidebar open is 540 px (measured in Chromium), half of it (two st.columns) about 250 px. Charts sized in steps
@@ -351,7 +353,7 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
                                                              anchor="start", fontSize=11, fontWeight="normal"))
 
 
-SIGNED_EFFECTS = ("removal", "unk replacement")
+SIGNED_EFFECTS = sig.names(sig.EFFECTS)
 REMOVAL_SPACING = 8
 
 
@@ -407,53 +409,38 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
         autosize=alt.AutoSizeParams(type="pad"))
 
 
-def tau_distribution(split: pd.DataFrame, signals: Sequence[str] | None = None,
-                     random_column: str | None = None) -> alt.LayerChart:
+def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -> alt.LayerChart:
     """Box plots of per-ticket Kendall τ (signal vs removal effect) per signal, the random baseline included.
 
-    `split` is long (columns ``signal``, ``tau``) or wide (``tau <signal>`` columns, as `interpret_split` gives).
+    `split` is a long table (signal, metric, value), as `interpret_split` gives; `chosen` limits the signals.
     """
-    long = tau_long(split, signals, random_column)
-    order = list(dict.fromkeys(long["signal"]))
-    long["baseline"] = long["signal"].eq(RANDOM_SIGNAL)
+    tau = sig.TAU
+    long = tau_long(split, chosen)
+    order = list(dict.fromkeys(long[sig.SIGNAL]))
+    long["baseline"] = long[sig.SIGNAL].eq(RANDOM_SIGNAL)
     box = alt.Chart(long).mark_boxplot(extent=1.5, size=14).encode(
-        y=alt.Y("signal:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
-        x=alt.X("tau:Q", title="Kendall τ with the removal effect (per ticket)", scale=alt.Scale(domain=[-1, 1])),
+        y=alt.Y(f"{sig.SIGNAL}:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
+        x=alt.X(f"{tau}:Q", title="Kendall τ with the removal effect (per ticket)", scale=alt.Scale(domain=[-1, 1])),
         color=alt.Color("baseline:N", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#aaaaaa"]), legend=None),
-        tooltip=["signal:N"],
+        tooltip=[f"{sig.SIGNAL}:N"],
     )
-    medians = long.groupby("signal", sort=False)["tau"].median()
-    zero = alt.Chart(pd.DataFrame({"tau": [0.0]})).mark_rule(strokeDash=[4, 3], color="#888").encode(x="tau:Q")
+    medians = long.groupby(sig.SIGNAL, sort=False)[tau].median()
+    zero = alt.Chart(pd.DataFrame({tau: [0.0]})).mark_rule(strokeDash=[4, 3], color="#888").encode(x=f"{tau}:Q")
     rnd = medians.get(RANDOM_SIGNAL)
     layers = [zero, box]
     if rnd is not None and np.isfinite(rnd):
-        layers.append(alt.Chart(pd.DataFrame({"tau": [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
-            x="tau:Q", tooltip=[alt.Tooltip("tau:Q", title="random baseline median", format=".3f")]))
+        layers.append(alt.Chart(pd.DataFrame({tau: [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
+            x=f"{tau}:Q", tooltip=[alt.Tooltip(f"{tau}:Q", title="random baseline median", format=".3f")]))
     return alt.layer(*layers).properties(width=HALF_COLUMN_PX - 140, height=alt.Step(22))   # signal names left
 
 
-def tau_long(split: pd.DataFrame, signals: Sequence[str] | None = None, random_column: str | None = None) -> pd.DataFrame:
-    """(signal, tau) rows from a long or wide split table; the random baseline is renamed ``random``."""
-    if {"signal", "tau"} <= set(split.columns):
-        long = split[["signal", "tau"]].copy()
-    else:
-        tau_cols = [c for c in split.columns if c.startswith("tau ") or c.startswith("tau_") or c.endswith(" tau")]
-        if signals is not None:
-            wanted = set(signals) | ({random_column} if random_column else set())
-            tau_cols = [c for c in tau_cols if _signal_of(c) in wanted or c in wanted]
-        long = split.melt(value_vars=tau_cols, var_name="signal", value_name="tau")
-        long["signal"] = long["signal"].map(_signal_of)
-    if random_column:
-        long["signal"] = long["signal"].replace({_signal_of(random_column): RANDOM_SIGNAL})
-    long["signal"] = long["signal"].replace({"random baseline": RANDOM_SIGNAL})
-    return long.dropna(subset=["tau"]).reset_index(drop=True)
-
-
-def _signal_of(column: str) -> str:
-    for prefix in ("tau ", "tau_"):
-        if column.startswith(prefix):
-            return column[len(prefix):]
-    return column[: -len(" tau")] if column.endswith(" tau") else column
+def tau_long(split: pd.DataFrame, chosen: Sequence[str] | None = None) -> pd.DataFrame:
+    """(signal, tau) rows of a long split table's τ values, missing ones (one-token tickets) left out."""
+    rows = split[split[sig.METRIC] == sig.TAU]
+    if chosen is not None:
+        rows = rows[rows[sig.SIGNAL].isin(set(chosen))]
+    long = rows[[sig.SIGNAL, sig.VALUE]].rename(columns={sig.VALUE: sig.TAU})
+    return long.dropna(subset=[sig.TAU]).reset_index(drop=True)
 
 
 def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> alt.FacetChart:
@@ -461,7 +448,7 @@ def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> 
     found what matters) and sufficiency (drop when only they are kept; lower = better) against the fraction kept."""
     df = eraser if signals is None else eraser[eraser["signal"].isin(signals)]
     long = df.melt(id_vars=[c for c in ("signal", "fraction", "k") if c in df.columns],
-                   value_vars=["comprehensiveness", "sufficiency"], var_name="measure", value_name="drop")
+                   value_vars=list(sig.ERASER_METRICS), var_name="measure", value_name="drop")
     return alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("fraction:Q", title="fraction of tokens (top-k by the signal)", axis=alt.Axis(format=".0%")),
         y=alt.Y("drop:Q", title="drop in p(target)"),

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from ticketnet.interpret.signals import RANDOM, TAU
+
 
 def routing_frame(summary: dict) -> pd.DataFrame:
     n = max(1, summary["tickets"])
@@ -41,7 +43,7 @@ def confidence_chart(summary: dict) -> alt.Chart:
 
 def tau_frame(summary: dict) -> pd.DataFrame:
     rows = []
-    for signal, t in summary.get("tau", {}).items():
+    for signal, t in summary.get(TAU, {}).items():
         if t["mean"] is not None:
             rows.append({"signal": signal, "mean τ": t["mean"], "tickets": t["count"]})
     return pd.DataFrame(rows, columns=["signal", "mean τ", "tickets"])
@@ -53,7 +55,7 @@ def tau_chart(summary: dict) -> alt.Chart:
     return alt.Chart(df).mark_bar().encode(
         x=alt.X("mean τ:Q", title="mean Kendall τ vs deletion effect"),
         y=alt.Y("signal:N", sort="-x", title=None),
-        color=alt.condition(alt.datum.signal == "random", alt.value("#999999"), alt.value("#1f5fa8")),
+        color=alt.condition(alt.datum.signal == RANDOM.name, alt.value("#999999"), alt.value("#1f5fa8")),
         tooltip=["signal:N", alt.Tooltip("mean τ:Q", format=".3f"), alt.Tooltip("tickets:Q", format=",")],
     ).properties(height=24 * max(1, len(df)))
 

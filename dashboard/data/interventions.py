@@ -23,27 +23,21 @@ from ticketnet.interpret import (
     contrast_patching,
     edge_knockout,
     effect_map,
-    eraser,
-    evidence_mask,
-    evidence_recovery,
     head_ablation,
     head_means,
     phrase_deletions,
     phrase_shapley,
     redundant_pairs,
     split_phrases,
-    token_scores,
 )
 from ticketnet.interpret.interventions.knockout import MAP_MAX_N
 from ticketnet.interpret.interventions.shapley import EXACT_MAX
 
 SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
-SPLIT_SHAPLEY_SAMPLES = 16   # ... and for the phrase signals in the ERASER and evidence tables, as the split-wide run
 MEANS_SPLIT = "valid"     # mean ablation: each head's mean output over this split
 
-__all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "SPLIT_SHAPLEY_SAMPLES", "PhraseResults", "PhraseSignals",
-           "ablation", "contrast", "edge_rows", "effect_maps", "knockout_row", "phrase_signals", "phrases",
-           "valid_head_means"]
+__all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "PhraseResults", "ablation", "contrast", "edge_rows",
+           "effect_maps", "knockout_row", "phrases", "valid_head_means"]
 
 
 def _model():
@@ -123,44 +117,6 @@ def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
     deletions = phrase_deletions(model, ids, found, target)
     shap = phrase_shapley(model, ids, found, target, unit, n_samples=SHAPLEY_SAMPLES)
     return PhraseResults(found, deletions, redundant_pairs(deletions), shap)
-
-
-@dataclass(frozen=True)
-class PhraseSignals:
-    """Phrase deletion and phrase Shapley as token signals, with their ERASER rows and evidence recovery."""
-
-    signals: dict[str, torch.Tensor]  # "phrase deletion", "phrase shapley": (n,) token scores, logit difference
-    eraser: pd.DataFrame              # ERASER rows of both signals (empty for a one-token ticket)
-    evidence: pd.DataFrame | None     # evidence recovery rows; None without evidence
-    shapley_method: str               # "exact" or "sampling"
-
-
-@cached_on_weights(show_spinner="Scoring the phrases (deletion and Shapley) for ERASER and evidence…", max_entries=128)
-def phrase_signals(text: str, target: int, evidence: str = "") -> PhraseSignals:
-    """Phrase deletion and phrase Shapley as token signals for the ERASER and evidence tables, cached."""
-    # As the split-wide run scores them (ticketnet.interpret.split, phrases=True): each token carries its phrase's
-    # support for the target in logit difference (ticket − phrase deleted), and its phrase's Shapley value (logit
-    # difference, exact up to EXACT_MAX phrases, else SPLIT_SHAPLEY_SAMPLES orders), so these rows are the ones
-    # averaged in docs/model-card.md.
-    model = _model()
-    ids = _ids(text)
-    n = ids.numel()
-    found = split_phrases(text, n)
-    singles = phrase_deletions(model, ids, found, target, pairs=False)
-    support = torch.tensor(singles[singles.kind == "single"].support_logit_diff.to_numpy())
-    shap = phrase_shapley(model, ids, found, target, "logit_diff", n_samples=SPLIT_SHAPLEY_SAMPLES)
-    signals = {"phrase deletion": token_scores(found, support), "phrase shapley": token_scores(found, shap.values)}
-    table = eraser(model, ids, signals, target) if n >= 2 else pd.DataFrame()
-    ev = None
-    if evidence.strip():
-        try:
-            gold = evidence_mask(text, n, evidence)
-        except ValueError:
-            gold = None
-        if gold is not None:
-            ev = pd.DataFrame([{"signal": name, **evidence_recovery(s, gold), "gold_tokens": int(gold.sum()),
-                                "base_rate": float(gold.double().mean())} for name, s in signals.items()])
-    return PhraseSignals(signals, table, ev, shap.method)
 
 
 def edge_rows(ko: Knockout, tokens, unit: str, team: str | None = None, k: int = 3) -> pd.DataFrame:

@@ -133,6 +133,8 @@ def _model_warmup() -> threading.Thread:
         import ticketnet.lens.inspection
         import ticketnet.router  # noqa: F401
 
+        ticketnet.interpret.load_all()                 # its names are imported on first use otherwise
+
     thread = threading.Thread(target=load, name="ticketnet-model-warmup", daemon=True)
     thread.start()
     return thread

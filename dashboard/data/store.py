@@ -46,16 +46,16 @@ def stamp(path: Path) -> tuple[str, int, int]:
 
 
 # -- split-wide tables ---------------------------------------------------------------------------------------------
-# Each kind's column layout; a new layout gets a new number, so a table stored in an older one is computed again
-# rather than misread ("heads" 2: the support columns).
-TABLE_LAYOUTS = {"routed": 1, "interpret": 1, "heads": 2}
+# A kind's layout version is part of its file name, so a table stored in an older layout is recomputed, never
+# misread: "interpret" 2 is the long table (ticket_id, n, predicted, label, signal, metric, value), "heads" 2 has
+# the support columns (support_logit_diff, support_prob).
+TABLE_VERSIONS = {"interpret": 2, "heads": 2}
 
 
 def table_path(kind: str, split: str, weights_hash: str, data_hash: str) -> Path:
     """Where a split's table of `kind` ("routed", "interpret", "heads") for these weights and data lives."""
-    layout = TABLE_LAYOUTS[kind]
-    version = "" if layout == 1 else f"-v{layout}"
-    return cache_dir() / "splits" / f"{kind}{version}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}.parquet"
+    version = f"-v{TABLE_VERSIONS[kind]}" if kind in TABLE_VERSIONS else ""
+    return cache_dir() / "splits" / f"{kind}-{split}-w{weights_hash[:16]}-d{data_hash[:16]}{version}.parquet"
 
 
 def save_table(path: Path, df: pd.DataFrame) -> bool:

@@ -49,7 +49,7 @@ def test_the_summary_equals_a_group_by_over_the_ticket_rows(full_scan):
     assert sum(s["confidence_hist"]["counts"]) == len(t)
     assert s["tau"]["rollout"]["mean"] == pytest.approx(t["tau rollout"].mean(), abs=1e-12)
     assert sum(s["tau"]["rollout"]["counts"]) == t["tau rollout"].notna().sum()
-    assert s["aopc"]["comprehensiveness rollout"] == pytest.approx(t["comprehensiveness rollout"].mean(), abs=1e-12)
+    assert s["aopc"]["comprehensiveness"]["rollout"] == pytest.approx(t["comprehensiveness rollout"].mean(), abs=1e-12)
 
 
 def test_merging_nothing_is_refused():

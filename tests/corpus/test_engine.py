@@ -140,3 +140,14 @@ def test_several_inputs_in_one_scan_and_every_output_names_its_level(artifacts, 
     assert manifest["versions"]["dask"] and manifest["weights"]["sha256"] and manifest["run"]["tickets"] == 30
     for f in [*(out / "tickets").glob("*.parquet"), out / "tokens.parquet"]:
         assert pq.read_schema(f).metadata[b"ticketnet.level"] == b"effects"
+
+
+def test_a_scan_in_an_older_format_is_refused_not_resumed(tmp_path):
+    # Its partitions' sums are keyed another way: merged with new ones they would be misread.
+    from ticketnet.corpus import manifest as mf
+
+    new = {"format": mf.FORMAT, "weights": {"sha256": "w"}, "input": {"sha256": "i"}, "level": "full",
+           "partition_size": 30}
+    mf.check_same_scan(tmp_path, dict(new), new)
+    with pytest.raises(ScanError, match=f"format {mf.FORMAT - 1} "):
+        mf.check_same_scan(tmp_path, {**new, "format": mf.FORMAT - 1}, new)

@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from ticketnet.corpus.scan import LEVELS, scan_rows
+from ticketnet.corpus.scan import LEVELS, scan_rows, score_column
+from ticketnet.interpret.results import values_of
 from ticketnet.interpret.split import interpret_split
 
 
@@ -19,15 +20,17 @@ def test_the_scan_equals_interpret_split_on_the_valid_split(full_scan, router, v
     from tests.corpus.conftest import N_TICKETS
 
     ours = pd.read_parquet(full_scan / "tickets").sort_values("row", ignore_index=True)
-    ref = interpret_split(router, valid_rows[:N_TICKETS])
+    long = interpret_split(router, valid_rows[:N_TICKETS])
+    ref = long.drop_duplicates("ticket_id").reset_index(drop=True)
     assert ours["ticket_id"].tolist() == ref["ticket_id"].tolist()
     assert ours["n"].tolist() == ref["n"].tolist()
     assert ours["predicted"].tolist() == ref["predicted"].tolist()
     assert ours["label"].tolist() == ref["label"].tolist()
-    numeric = [c for c in ref.columns if c.startswith(("tau ", "comprehensiveness ", "sufficiency ")) or c == "disagreement"]
+    numeric = list(dict.fromkeys(zip(long["signal"], long["metric"])))
     assert len(numeric) == 11 + 1 + 10 + 1          # τ of 11 attention signals and random, 10 AOPC, disagreement
-    for c in numeric:
-        pd.testing.assert_series_equal(ours[c], ref[c], check_names=False, atol=1e-6, rtol=0)
+    for signal, metric in numeric:
+        want = values_of(long, metric, signal).reset_index(drop=True)
+        pd.testing.assert_series_equal(ours[score_column(signal, metric)], want, check_names=False, atol=1e-6, rtol=0)
 
 
 def test_a_partition_draws_what_the_whole_input_draws(router, valid_rows):

@@ -216,7 +216,7 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
     _ok(at)
     assert "Head importance of the valid split: computed" in _markdown(at).replace("*", "")
     stored = sorted(p.name.split("-w")[0] for p in (private_cache / "splits").glob("*.parquet"))
-    assert stored == ["heads-v2-valid", "interpret-valid", "routed-valid"], "the routed split is kept on disk too"
+    assert stored == ["heads-valid", "interpret-valid", "routed-valid"], "the routed split is kept on disk too"
 
     splits._split_store.clear()                           # what a server restart forgets
     monkeypatch.setattr(splits, "_route_split", lambda split: pytest.fail(f"{split} was routed again"))

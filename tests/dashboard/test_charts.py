@@ -324,18 +324,21 @@ def test_token_highlight_lays_tokens_out_as_coloured_cells():
 def _split_table() -> pd.DataFrame:
     rng = np.random.default_rng(1)
     n = 40
-    df = pd.DataFrame({"ticket_id": [f"T-{i}" for i in range(n)]})
+    parts = []
     for s in ("rollout", "mean attention b1", "b1 h1", "random"):
-        df[f"tau {s}"] = np.clip(rng.normal(0.2 if s != "random" else 0.0, 0.2, n), -1, 1)
-    df.loc[0, "tau rollout"] = np.nan                         # a one-token ticket
-    return df
+        values = np.clip(rng.normal(0.2 if s != "random" else 0.0, 0.2, n), -1, 1)
+        if s == "rollout":
+            values[0] = np.nan                                # a one-token ticket
+        parts.append(pd.DataFrame({"ticket_id": [f"T-{i}" for i in range(n)], "signal": s, "metric": "tau",
+                                   "value": values}))
+    return pd.concat(parts, ignore_index=True)
 
 
 def test_tau_distribution_box_per_signal_with_random_baseline():
-    spec = charts.tau_distribution(_split_table(), random_column="tau random").to_dict()
+    spec = charts.tau_distribution(_split_table()).to_dict()
     marks = _marks(spec)
     assert "boxplot" in marks and marks.count("rule") == 2          # zero line and random median
-    long = charts.tau_long(_split_table(), random_column="tau random")
+    long = charts.tau_long(_split_table())
     assert set(long["signal"]) == {"rollout", "mean attention b1", "b1 h1", charts.RANDOM_SIGNAL}
     assert len(long) == 4 * 40 - 1                                    # the nan dropped
     box = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "boxplot")
@@ -400,7 +403,7 @@ def test_every_builder_returns_an_altair_chart():
              charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS), charts.model_view(P, TOKENS),
              charts.confusion_chart(np.eye(5), TEAMS),
              charts.removal_chart(_per_token(), ["removal"], ["rollout"]),
-             charts.tau_distribution(_split_table(), random_column="tau random"),
+             charts.tau_distribution(_split_table()),
              charts.token_highlight(TOKENS, np.ones(N), title="x")]
     for chart in built:
         assert isinstance(chart, alt.TopLevelMixin)
@@ -458,7 +461,7 @@ def test_charts_read_in_the_dark_theme_as_in_the_light_one():
     built = [charts.heads_row(P[0], TOKENS, 0), charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS),
              charts.model_view(P, TOKENS), charts.confusion_chart(np.eye(5), TEAMS),
              charts.removal_chart(_per_token(), ["removal"], ["rollout"]), charts.head_importance_chart(imp),
-             charts.tau_distribution(_split_table(), random_column="tau random"),
+             charts.tau_distribution(_split_table()),
              charts.token_highlight(TOKENS, np.ones(N), title="x")]
     for chart in built:
         assert_readable_in_both_themes(chart.to_dict())

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from dashboard import narrative
+from ticketnet.interpret.metrics.disagreement import effect_disagreements
 
 
 @pytest.mark.parametrize("x, text", [(0.45, "0.45"), (0.017, "0.017"), (0.0031, "0.0031"), (-0.0031, "-0.0031"),
@@ -52,11 +53,11 @@ def test_high_effect_is_relative_to_the_ticket_and_never_tiny():
     tokens = list("abcdef")
     rollout = np.array([0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
     # Every deletion under 0.05: nothing is "high effect", however the ranks fall.
-    small = narrative.disagreements(rollout, np.array([0.0, 0.001, 0.017, 0.002, 0.016, 0.0]), tokens)
+    small = effect_disagreements(rollout, np.array([0.0, 0.001, 0.017, 0.002, 0.016, 0.0]), tokens)
     assert small.low_signal_high_effect == [] and small.high_effect == narrative.SMALL_EFFECT
     assert [t for _, t, _, _ in small.high_signal_low_effect] == ["a", "b"]
     # A ticket with a real effect: 0.4 is high, 0.017 is low, and the thresholds scale with the largest change.
-    big = narrative.disagreements(rollout, np.array([0.017, 0.3, 0.0, 0.1, -0.4, 0.02]), tokens)
+    big = effect_disagreements(rollout, np.array([0.017, 0.3, 0.0, 0.1, -0.4, 0.02]), tokens)
     assert [t for _, t, _, _ in big.low_signal_high_effect] == ["e"]
     assert [t for _, t, _, _ in big.high_signal_low_effect] == ["a"]
     assert big.high_effect == pytest.approx(0.2) and big.low_effect == pytest.approx(0.1)

@@ -1,4 +1,5 @@
-"""Split tables on disk: a table stored in an older column layout is never read as the current one."""
+"""Split tables on disk: a table stored in an older column layout lives under another name, so it is recomputed
+rather than misread."""
 
 from __future__ import annotations
 
@@ -6,13 +7,22 @@ import pandas as pd
 
 from dashboard.data import store
 
+HASHES = ("a" * 16, "b" * 16)
 
-def test_a_new_layout_gets_a_new_file_so_an_old_table_is_computed_again(tmp_path, monkeypatch):
+
+def test_the_long_interpretation_table_does_not_share_a_file_with_the_wide_one():
+    wide = store.cache_dir() / "splits" / f"interpret-valid-w{HASHES[0]}-d{HASHES[1]}.parquet"   # layout 1's name
+    path = store.table_path("interpret", "valid", *HASHES)
+    assert store.TABLE_VERSIONS["interpret"] >= 2
+    assert path != wide and path.name.split("-w")[0] == "interpret-valid"
+
+
+def test_a_head_table_of_the_drop_layout_is_not_read_as_support(tmp_path, monkeypatch):
     monkeypatch.setenv("TICKETNET_CACHE", str(tmp_path))
-    old = tmp_path / "splits" / f"heads-valid-w{'a' * 16}-d{'b' * 16}.parquet"    # the layout before support columns
+    old = tmp_path / "splits" / f"heads-valid-w{HASHES[0]}-d{HASHES[1]}.parquet"    # before the support columns
     old.parent.mkdir(parents=True)
     pd.DataFrame({"block": [1], "head": [1], "prob_drop": [0.5]}).to_parquet(old)
-    path = store.table_path("heads", "valid", "a" * 16, "b" * 16)
-    assert path != old and path.name.startswith("heads-v2-valid-")
+    path = store.table_path("heads", "valid", *HASHES)
+    assert path != old and path.name == f"heads-valid-w{HASHES[0]}-d{HASHES[1]}-v2.parquet"
     assert store.load_table(path) is None
-    assert store.table_path("routed", "valid", "a" * 16, "b" * 16).name.startswith("routed-valid-")
+    assert store.table_path("routed", "valid", *HASHES).name == f"routed-valid-w{HASHES[0]}-d{HASHES[1]}.parquet"

@@ -24,25 +24,28 @@ def test_one_shipped_ticket_end_to_end(router, valid_rows):
 
 
 def test_split_sample_is_well_formed_and_removal_beats_random(router, valid_rows):
-    from ticketnet.interpret import interpret_split
+    from ticketnet.interpret import interpret_split, values_of
 
-    df = interpret_split(router, valid_rows[:120])
+    long = interpret_split(router, valid_rows[:120])
+    df = long.drop_duplicates("ticket_id")
     assert len(df) == 120 and df.ticket_id.tolist() == [r["ticket_id"] for r in valid_rows[:120]]
-    taus = df.filter(like="tau ").stack()
+    taus = long[long.metric == "tau"].value.dropna()
     assert taus.between(-1, 1).all()
-    assert df.disagreement.dropna().between(0, 1).all()
+    assert values_of(long, "disagreement", "rollout").dropna().between(0, 1).all()
     # Deleting the tokens whose own deletion hurts most must, on average, hurt more than deleting random ones.
-    assert df["comprehensiveness removal"].mean() > df["comprehensiveness random"].mean()
+    comprehensiveness = values_of(long, "comprehensiveness")
+    assert comprehensiveness["removal"].mean() > comprehensiveness["random"].mean()
 
 
 @pytest.mark.slow
 def test_whole_validation_split_timing(router, valid_rows, request):
-    from ticketnet.interpret import interpret_split
+    from ticketnet.interpret import interpret_split, values_of
 
     if "slow" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("times the whole split (tens of seconds); run with -m slow")
     start = time.perf_counter()
-    df = interpret_split(router, valid_rows)
+    long = interpret_split(router, valid_rows)
     seconds = time.perf_counter() - start
     print(f"interpret_split: {len(valid_rows)} tickets in {seconds:.1f} s on {torch.get_num_threads()} thread(s)")
-    assert len(df) == len(valid_rows) and not math.isnan(df["tau rollout"].mean())
+    tau_rollout = values_of(long, "tau", "rollout")
+    assert len(tau_rollout) == len(valid_rows) and not math.isnan(tau_rollout.mean())

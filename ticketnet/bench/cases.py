@@ -137,7 +137,7 @@ def inspection_vs_forward(router: Router, text: str, repeats: int, gflops: float
         gradient_x_input(model, ids, seen.predicted)
 
     t = side_by_side({"forward_of_removals": forward, "inspection": inspection,
-                      "interpret_ticket": lambda: interpret_ticket(router, text)}, repeats=repeats)
+                      "interpret_ticket": lambda: interpret_ticket(router, text, phrases=False)}, repeats=repeats)
     flops = forward_flops(model.config, n, n)
     return {"n": n, "seconds": t, "ratio_to_forward": t["inspection"] / t["forward_of_removals"],
             "interpret_ticket_ratio_to_forward": t["interpret_ticket"] / t["forward_of_removals"],

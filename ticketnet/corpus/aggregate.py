@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from ticketnet.interpret.signals import ROLLOUT, TAU
 
 CONFIDENCE_BINS = 20                 # [0, 1] in steps of 0.05
 TAU_BINS = 40                        # [−1, 1] in steps of 0.05
 EFFECT_STEP = 1e-3                   # a token's median effect is read off a histogram of this width (exact to ±0.0005)
 TOKEN_SUMS = ("tickets", "effect_sum", "rollout_sum", "top_effect")
+AOPC = "aopc"                        # the summary's mean AOPC: {metric: {signal: mean}}
 
 
 def _hist(values: np.ndarray, bins: int, lo: float, hi: float) -> list[int]:
@@ -19,9 +22,10 @@ def _hist(values: np.ndarray, bins: int, lo: float, hi: float) -> list[int]:
     return np.bincount(idx, minlength=bins).tolist()
 
 
-def ticket_partial(tickets: pd.DataFrame, teams: Sequence[str], tau_columns: Sequence[str],
-                   aopc_columns: Sequence[str]) -> dict:
-    """Partial sums of one partition's ticket rows: counts, histograms and sums that add up across partitions."""
+def ticket_partial(tickets: pd.DataFrame, teams: Sequence[str], tau_columns: Mapping[str, str],
+                   aopc_columns: Mapping[tuple[str, str], str]) -> dict:
+    """Partial sums of one partition's ticket rows: counts, histograms and sums that add up across partitions.
+    `tau_columns` maps each signal to its τ column, `aopc_columns` each (signal, metric) to its AOPC column."""
     teams = list(teams)
     out = {"tickets": int(len(tickets)), "truncated": int(tickets["truncated"].sum()),
            "routing": [int((tickets["predicted"] == t).sum()) for t in teams],
@@ -33,16 +37,16 @@ def ticket_partial(tickets: pd.DataFrame, teams: Sequence[str], tau_columns: Seq
     pred = tickets.loc[has, "predicted"].map(teams.index).to_numpy(int)
     C = len(teams)
     out["confusion"] = np.bincount(lab * C + pred, minlength=C * C).reshape(C, C).tolist()
-    out["tau"] = {}
-    for col in tau_columns:
+    out[TAU] = {}
+    for signal, col in tau_columns.items():
         v = tickets[col].to_numpy(float)
         ok = ~np.isnan(v)
-        out["tau"][col] = {"hist": _hist(v, TAU_BINS, -1.0, 1.0), "sum": float(v[ok].sum()), "count": int(ok.sum())}
-    out["aopc"] = {}
-    for col in aopc_columns:
+        out[TAU][signal] = {"hist": _hist(v, TAU_BINS, -1.0, 1.0), "sum": float(v[ok].sum()), "count": int(ok.sum())}
+    out[AOPC] = {}
+    for (signal, metric), col in aopc_columns.items():
         v = tickets[col].to_numpy(float)
         ok = ~np.isnan(v)
-        out["aopc"][col] = {"sum": float(v[ok].sum()), "count": int(ok.sum())}
+        out[AOPC].setdefault(metric, {})[signal] = {"sum": float(v[ok].sum()), "count": int(ok.sum())}
     return out
 
 
@@ -71,11 +75,11 @@ def merge_partials(partials: Sequence[dict], teams: Sequence[str], level: str) -
         "labelled": total["labelled"],
         "accuracy": total["correct"] / total["labelled"] if total["labelled"] else None,
         "confusion": total["confusion"] if total["labelled"] else None,
-        "tau": {col.removeprefix("tau "): {"edges": np.linspace(-1, 1, TAU_BINS + 1).round(4).tolist(),
-                                          "counts": v["hist"], "count": v["count"],
-                                          "mean": v["sum"] / v["count"] if v["count"] else None}
-                for col, v in sorted(total["tau"].items())},
-        "aopc": {col: v["sum"] / v["count"] if v["count"] else None for col, v in sorted(total["aopc"].items())},
+        TAU: {signal: {"edges": np.linspace(-1, 1, TAU_BINS + 1).round(4).tolist(), "counts": v["hist"],
+                       "count": v["count"], "mean": v["sum"] / v["count"] if v["count"] else None}
+              for signal, v in sorted(total[TAU].items())},
+        AOPC: {metric: {signal: v["sum"] / v["count"] if v["count"] else None for signal, v in sorted(by.items())}
+               for metric, by in sorted(total[AOPC].items())},
     }
     return summary
 
@@ -88,11 +92,11 @@ def token_partial(occurrences: pd.DataFrame, blocks: int) -> tuple[pd.DataFrame,
     its rollout and attention shares the sums (each ticket's shares add up to 1)."""
     attn = [f"attention b{b + 1}" for b in range(blocks)]
     per = occurrences.groupby(["ticket", "team", "token"], sort=True).agg(
-        effect=("effect", "mean"), rollout=("rollout", "sum"), **{a: (a, "sum") for a in attn},
+        effect=("effect", "mean"), rollout=(ROLLOUT.name, "sum"), **{a: (a, "sum") for a in attn},
         top=("is_top", "max")).reset_index()
     per["bin"] = np.rint(per["effect"].to_numpy(float) / EFFECT_STEP).astype(np.int32)
     sums = per.groupby(["team", "token"], sort=True).agg(
-        tickets=("ticket", "size"), effect_sum=("effect", "sum"), rollout_sum=("rollout", "sum"),
+        tickets=("ticket", "size"), effect_sum=("effect", "sum"), rollout_sum=(ROLLOUT.name, "sum"),
         **{f"{a} sum": (a, "sum") for a in attn}, top_effect=("top", "sum")).reset_index()
     hist = per.groupby(["team", "token", "bin"], sort=True).size().rename("count").reset_index()
     return sums, hist

@@ -11,7 +11,7 @@ from ticketnet._runtime.hashing import files_hash
 from ticketnet.card import weights_files
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+FORMAT = 2
 LIBRARIES = ("torch", "dask", "distributed", "pyarrow", "pandas", "numpy", "duckdb")
 
 
@@ -58,7 +58,7 @@ def check_same_scan(out: Path, old: dict, new: dict) -> None:
         if old.get(key, {}).get("sha256") != new[key]["sha256"]:
             raise ScanError(f"{out} holds a scan made with {what} ({old.get(key, {}).get('path')}); "
                             "use another --out, or --overwrite to start it afresh")
-    for key in ("level", "partition_size"):
+    for key in ("format", "level", "partition_size"):
         if old.get(key) != new[key]:
             raise ScanError(f"{out} holds a scan made with {key.replace('_', ' ')} {old.get(key)} (asked: {new[key]}); "
                             "use another --out, or --overwrite to start it afresh")

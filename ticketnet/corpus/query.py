@@ -10,8 +10,9 @@ import pandas as pd
 
 from ticketnet.corpus import manifest as mf
 from ticketnet.corpus.manifest import ScanError
+from ticketnet.interpret.signals import DISAGREEMENT
 
-LIST_COLUMNS = ("ticket_id", "text", "predicted", "label", "confidence", "correct", "n", "truncated", "disagreement",
+LIST_COLUMNS = ("ticket_id", "text", "predicted", "label", "confidence", "correct", "n", "truncated", DISAGREEMENT,
                 "top_effect_1", "top_effect_1_value", "top_rollout_1", "top_rollout_1_value")
 SORTS = {"input order": "row", "attention disagrees with effect": "disagreement DESC NULLS LAST, row",
          "least confident first": "confidence, row", "most confident first": "confidence DESC, row"}
@@ -98,7 +99,7 @@ def _connect():
 def tickets(scan: Scan, f: Filters, limit: int = 500) -> tuple[pd.DataFrame, int]:
     """The first `limit` tickets matching `f` in its sort order, and how many match in all."""
     where, params = _where(scan, f)
-    cols = [c for c in LIST_COLUMNS if scan.level != "route" or not c.startswith(("disagreement", "top_"))]
+    cols = [c for c in LIST_COLUMNS if scan.level != "route" or not c.startswith((DISAGREEMENT, "top_"))]
     order = SORTS.get(f.sort, "row")
     if scan.level == "route":
         order = order.replace("disagreement DESC NULLS LAST, ", "")

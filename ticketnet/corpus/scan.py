@@ -15,7 +15,8 @@ import torch
 
 from ticketnet.corpus.aggregate import ticket_partial, token_partial
 from ticketnet.corpus.source import Partition, read_partition
-from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, _split_frame, split_records
+from ticketnet.interpret import signals
+from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, SplitOptions, split_records
 
 LEVELS = ("route", "effects", "full")      # how much is computed: prediction; + effects, τ, token sums; + ERASER
 TOP_K = 3                                  # top tokens kept per ticket, by deletion effect and by rollout
@@ -28,6 +29,13 @@ class PartitionResult:
     token_sums: pd.DataFrame | None        # token_partial's sums (effects and full)
     effect_hist: pd.DataFrame | None
     occurrences: pd.DataFrame | None       # every token occurrence, only when asked for (tests compare with it)
+
+
+def score_column(signal: str, metric: str) -> str:
+    """The tickets table's column for one (signal, metric) of `split_records`: "tau rollout", "comprehensiveness
+    removal", and "disagreement" (rollout's, the one the queries sort by). Only ever written: the aggregates take
+    the (signal, metric) pairs themselves, so no column name is read back."""
+    return metric if metric == signals.DISAGREEMENT else f"{metric} {signal}"
 
 
 def check_level(level: str) -> str:
@@ -71,6 +79,7 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
                               "label": label})
         confidence = conf.double().numpy()
         extra = pd.DataFrame(index=range(len(rows)))
+        taus, aopc = {}, {}
     else:
         L = router.model.config.n_blocks
         extras: list[dict] = [{} for _ in rows]
@@ -78,7 +87,7 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
 
         def on_ticket(i: int, rec: dict, p: torch.Tensor, effect, sig: dict) -> None:
             toks = encoded[i].tokens
-            extras[i] = {"confidence": float(p.max()), **_top(sig["rollout"], toks, "top_rollout")}
+            extras[i] = {"confidence": float(p.max()), **_top(sig[signals.ROLLOUT.name], toks, "top_rollout")}
             if effect is None:                                     # one token: nothing to delete
                 extras[i].update(_top(torch.empty(0), toks, "top_effect"))
                 return
@@ -88,22 +97,26 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
             top[int(torch.argsort(effect.double(), descending=True, stable=True)[0])] = True
             occ.append((np.full(n, i, np.int32), np.full(n, teams.index(rec["predicted"]), np.int8),
                         np.asarray(encoded[i].ids, np.int32), effect.double().numpy(),
-                        sig["rollout"].double().numpy(),
-                        *(sig[f"mean attention b{b + 1}"].double().numpy() for b in range(L)), top.numpy()))
+                        sig[signals.ROLLOUT.name].double().numpy(),
+                        *(sig[signals.mean_attention(b + 1).name].double().numpy() for b in range(L)), top.numpy()))
 
-        records = split_records(router, rows, [e.ids for e in encoded], target="predicted",
-                                eraser_signals=SPLIT_ERASER_SIGNALS if level == "full" else (),
-                                on_ticket=on_ticket, seed_offset=row0)
-        frame = _split_frame(records, L, router.model.config.h, SPLIT_ERASER_SIGNALS if level == "full" else ())
-        frame = frame.drop(columns=["ticket_id"])
-        frame["label"] = label
+        options = SplitOptions(target="predicted", eraser_signals=SPLIT_ERASER_SIGNALS if level == "full" else ())
+        records, scores = split_records(router, rows, [e.ids for e in encoded], options, on_ticket=on_ticket,
+                                        seed_offset=row0)
+        keys = options.row_keys(L, router.model.config.h)                # the order of every ticket's rows
+        frame = pd.DataFrame({"n": [r["n"] for r in records], "predicted": [r["predicted"] for r in records],
+                              "label": label,
+                              **{score_column(sg, m): [row[j][2] for row in scores] for j, (sg, m) in enumerate(keys)}})
+        taus = {sg: score_column(sg, m) for sg, m in keys if m == signals.TAU}
+        aopc = {(sg, m): score_column(sg, m) for sg, m in keys if m in signals.ERASER_METRICS}
         confidence = np.array([e["confidence"] for e in extras])
         extra = pd.DataFrame([{k: v for k, v in e.items() if k != "confidence"} for e in extras])
         if occ:
-            cols = ["ticket", "team", "token", "effect", "rollout", *(f"attention b{b + 1}" for b in range(L)), "is_top"]
+            cols = ["ticket", "team", "token", "effect", signals.ROLLOUT.name,
+                    *(f"attention b{b + 1}" for b in range(L)), "is_top"]
             occurrences = pd.DataFrame({c: np.concatenate([o[j] for o in occ]) for j, c in enumerate(cols)})
         else:
-            occurrences = pd.DataFrame({"ticket": [], "team": [], "token": [], "effect": [], "rollout": [],
+            occurrences = pd.DataFrame({"ticket": [], "team": [], "token": [], "effect": [], signals.ROLLOUT.name: [],
                                         **{f"attention b{b + 1}": [] for b in range(L)}, "is_top": []})
         token_sums, effect_hist = token_partial(occurrences, L)
     tickets = pd.concat([base, frame[["n", "predicted"]]], axis=1)
@@ -113,8 +126,6 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
                                   dtype="boolean")
     rest = frame.drop(columns=["n", "predicted", "label"])
     tickets = pd.concat([tickets, rest, extra], axis=1)
-    taus = [c for c in tickets.columns if c.startswith("tau ")]
-    aopc = [c for c in tickets.columns if c.startswith(("comprehensiveness ", "sufficiency "))]
     partial = ticket_partial(tickets, teams, taus, aopc)
     return PartitionResult(tickets, partial, token_sums, effect_hist, occurrences if keep_occurrences else None)
 

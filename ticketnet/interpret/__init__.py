@@ -5,46 +5,65 @@ Methods (token scores): `removal` (counterfactual deletion and <unk> replacement
 masking). Interventions on the routes (support in `units`: logit difference or probability, one sign): `knockout`
 (attention edges cut), `ablation` (heads switched off on one ticket), `patching` (a ticket against an edit),
 `phrases` (phrase and pair deletion), `shapley` (phrase Shapley values). Metrics (how a score compares with the
-removal effect): `agreement`, `eraser`, `evidence`. Runs: `ticket.interpret_ticket`, `split.interpret_split`.
+removal effect): `agreement`, `eraser`, `evidence`, all scored at once by `scores.score_ticket`. Names of
+signals and metrics: `signals`; the long result tables they fill: `results`. Runs: `ticket.interpret_ticket`,
+`split.interpret_split`.
 """
 
-from ticketnet.interpret.interventions.ablation import head_ablation, head_means
-from ticketnet.interpret.metrics.agreement import (
-    ChanceBand, agreement_table, chance_band, disagreements, kendall_tau, kendall_taus, random_tau_baseline,
-    spearman, top_k_overlap,
-)
-from ticketnet.interpret.methods.attention_signals import (
-    attention_rollout, attention_signals, received_attention, rollout_to_pooled,
-)
-from ticketnet.interpret.methods.counterfactual import counterfactual_batch, variant_probs
-from ticketnet.interpret.metrics.eraser import FRACTIONS, aopc, eraser, rationale_variants
-from ticketnet.interpret.metrics.evidence import average_precision, evidence_mask, evidence_recovery
-from ticketnet.interpret.methods.gradients import gradient_x_input, integrated_gradients
-from ticketnet.interpret.methods.heads import head_importance
-from ticketnet.interpret.interventions.knockout import Knockout, edge_disagreements, edge_knockout, effect_map
-from ticketnet.interpret.interventions.patching import Alignment, ContrastPatching, align_tokens, contrast_patching
-from ticketnet.interpret.interventions.phrases import (
-    PHRASE_RULE, Phrase, phrase_deletions, redundant_pairs, split_phrases, suggest_edit, token_scores,
-)
-from ticketnet.interpret.methods.removal import (
-    Counterfactuals, counterfactual_probs, probability_drop, removal_support, total_variation,
-)
-from ticketnet.interpret.interventions.shapley import PhraseShapley, exact_shapley, phrase_shapley, sampled_shapley
-from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, interpret_split, mean_aopc, split_long
-from ticketnet.interpret.ticket import TicketInterpretation, interpret_ticket
-from ticketnet.interpret.interventions.units import UNITS, format_effect, logit_difference, support_title, supports
+# Every name is imported on first use, from its module under ticketnet.interpret: `ticketnet.interpret.signals`, the
+# registry of names, is read by dashboard modules that must not import torch.
+_LAZY = {
+    "head_ablation": "interventions.ablation", "head_means": "interventions.ablation",
+    "Knockout": "interventions.knockout", "edge_disagreements": "interventions.knockout",
+    "edge_knockout": "interventions.knockout", "effect_map": "interventions.knockout",
+    "Alignment": "interventions.patching", "ContrastPatching": "interventions.patching",
+    "align_tokens": "interventions.patching", "contrast_patching": "interventions.patching",
+    "PHRASE_RULE": "interventions.phrases", "Phrase": "interventions.phrases",
+    "phrase_deletions": "interventions.phrases", "redundant_pairs": "interventions.phrases",
+    "split_phrases": "interventions.phrases", "suggest_edit": "interventions.phrases",
+    "token_scores": "interventions.phrases", "PhraseShapley": "interventions.shapley",
+    "exact_shapley": "interventions.shapley", "phrase_shapley": "interventions.shapley",
+    "sampled_shapley": "interventions.shapley", "UNITS": "interventions.units", "supports": "interventions.units",
+    "support_title": "interventions.units", "removal_support": "methods.removal",
+    "format_effect": "interventions.units", "logit_difference": "interventions.units",
+    "attention_rollout": "methods.attention_signals", "attention_signals": "methods.attention_signals",
+    "received_attention": "methods.attention_signals", "rollout_to_pooled": "methods.attention_signals",
+    "counterfactual_batch": "methods.counterfactual", "variant_probs": "methods.counterfactual",
+    "gradient_x_input": "methods.gradients", "integrated_gradients": "methods.gradients",
+    "head_importance": "methods.heads", "Counterfactuals": "methods.removal",
+    "counterfactual_probs": "methods.removal", "probability_drop": "methods.removal",
+    "total_variation": "methods.removal", "ChanceBand": "metrics.agreement", "agreement_table": "metrics.agreement",
+    "chance_band": "metrics.agreement", "disagreements": "metrics.agreement", "kendall_tau": "metrics.agreement",
+    "kendall_taus": "metrics.agreement", "random_tau_baseline": "metrics.agreement", "spearman": "metrics.agreement",
+    "top_k_overlap": "metrics.agreement", "FRACTIONS": "metrics.eraser", "aopc": "metrics.eraser",
+    "eraser": "metrics.eraser", "rationale_variants": "metrics.eraser", "average_precision": "metrics.evidence",
+    "evidence_mask": "metrics.evidence", "evidence_recovery": "metrics.evidence", "TicketScores": "metrics.scores",
+    "score_ticket": "metrics.scores", "SPLIT_ERASER_SIGNALS": "split", "SplitOptions": "split",
+    "interpret_split": "split", "mean_aopc": "results", "values_of": "results", "long_frame": "results",
+    "TicketInterpretation": "ticket", "interpret_ticket": "ticket", "PHRASE_SHAPLEY_SAMPLES": "ticket",
+    "DISAGREEMENT": "signals", "RANDOM": "signals", "ROLLOUT": "signals", "TAU": "signals",
+    "Disagreements": "metrics.disagreement", "effect_disagreements": "metrics.disagreement",
+}
 
-__all__ = [
-    "FRACTIONS", "PHRASE_RULE", "SPLIT_ERASER_SIGNALS", "UNITS", "Alignment", "ChanceBand", "ContrastPatching",
-    "Counterfactuals", "Knockout", "Phrase", "PhraseShapley", "TicketInterpretation", "agreement_table", "align_tokens", "aopc", "chance_band", "mean_aopc", "split_long",
-    "attention_rollout", "attention_signals", "average_precision", "contrast_patching",
-    "counterfactual_batch", "counterfactual_probs", "disagreements", "edge_disagreements", "edge_knockout",
-    "effect_map", "eraser", "evidence_mask", "evidence_recovery", "exact_shapley", "format_effect",
-    "gradient_x_input", "head_ablation", "head_importance", "head_means", "integrated_gradients", "interpret_split",
-    "interpret_ticket", "kendall_tau", "kendall_taus", "logit_difference", "phrase_deletions", "phrase_shapley",
-    "probability_drop", "random_tau_baseline", "removal_support",
-    "rationale_variants", "received_attention", "redundant_pairs",
-    "rollout_to_pooled", "sampled_shapley", "spearman", "split_phrases", "suggest_edit", "support_title",
-    "supports", "token_scores",
-    "top_k_overlap", "total_variation", "variant_probs",
-]
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"ticketnet.interpret.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'ticketnet.interpret' has no attribute {name!r}")
+
+
+def load_all() -> None:
+    """Import every module behind the names above now (a warm-up thread does, so pages find them loaded)."""
+    import importlib
+
+    for module in sorted(set(_LAZY.values())):
+        importlib.import_module(f"ticketnet.interpret.{module}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = sorted(_LAZY)

@@ -1,19 +1,23 @@
-"""A whole split at once: τ of every attention signal against deletion effects, and AOPC, one row per ticket."""
+"""A whole split at once: τ of every attention signal against deletion effects, and AOPC, as one long table."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
 from ticketnet._runtime.parallel import share_out
-from ticketnet.interpret.metrics.agreement import kendall_taus, random_signal, random_tau_baseline
+from ticketnet.interpret import signals
+from ticketnet.interpret.metrics.agreement import random_signal
 from ticketnet.interpret.methods.attention_signals import attention_signals
 from ticketnet.interpret.methods.counterfactual import check_eval, counterfactual_batch
-from ticketnet.interpret.metrics.eraser import FRACTIONS, eraser_plan, unique_rows
-from ticketnet.interpret.metrics.evidence import average_precision, evidence_mask
+from ticketnet.interpret.metrics.eraser import FRACTIONS, unique_rows
+from ticketnet.interpret.metrics.evidence import evidence_mask
+from ticketnet.interpret.metrics.scores import TicketScores, score_ticket
 from ticketnet.interpret.methods.removal import probability_drop
 from ticketnet.nn.batching import length_chunks
 from ticketnet.lens.inspection import run_with_cache, stack_blocks
@@ -53,15 +57,22 @@ def _deletion_rows(ids: Tensor) -> list[list[int]]:
     return [row[~pad].tolist() for row, pad in zip(batch, is_pad)]
 
 
-SPLIT_ERASER_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", "mean attention b2", "random")
-PHRASE_SIGNALS: tuple[str, ...] = ("phrase deletion", "phrase shapley")
-EVIDENCE_SIGNALS: tuple[str, ...] = ("removal", "rollout", "mean attention b1", "mean attention b2", "random",
-                                     *PHRASE_SIGNALS)
+SPLIT_ERASER_SIGNALS = signals.SPLIT_ERASER_SIGNALS
+TICKET_COLUMNS: tuple[str, ...] = ("ticket_id", "n", "predicted", "label")
+SPLIT_COLUMNS: tuple[str, ...] = (*TICKET_COLUMNS, signals.SIGNAL, signals.METRIC, signals.VALUE)
 
 
-def _phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int) -> dict[str, Tensor]:
+class PhraseSignals(NamedTuple):
+    """Phrase deletion and phrase Shapley as token signals (name -> (n,), logit difference) and how Shapley ran."""
+
+    scores: dict[str, Tensor]
+    shapley_method: str          # "exact" or "sampling"
+
+
+def phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int) -> PhraseSignals:
     """Token scores (n,) from the ticket's phrases: each token carries its phrase's support for the target in logit
-    difference (ticket − phrase deleted), and its phrase's Shapley value (exact up to 10 phrases)."""
+    difference (ticket − phrase deleted), and its phrase's Shapley value (exact up to 10 phrases, else `n_samples`
+    Captum orders seeded by `seed`)."""
     from ticketnet.interpret.interventions.phrases import phrase_deletions, split_phrases, token_scores
     from ticketnet.interpret.interventions.shapley import phrase_shapley
 
@@ -69,62 +80,70 @@ def _phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_sample
     singles = phrase_deletions(model, ids, phrases, who, pairs=False)
     support = singles[singles.kind == "single"].support_logit_diff.to_numpy()
     shap = phrase_shapley(model, ids, phrases, who, n_samples=n_samples, seed=seed)
-    return {"phrase deletion": token_scores(phrases, support), "phrase shapley": token_scores(phrases, shap.values)}
+    return PhraseSignals({signals.PHRASE_DELETION.name: token_scores(phrases, support),
+                          signals.PHRASE_SHAPLEY.name: token_scores(phrases, shap.values)}, shap.method)
 
 
-def _evidence_columns(text: str, evidence: str, n: int, signals: Mapping[str, Tensor]) -> dict[str, float]:
-    """`auprc <signal>`: average precision of each signal against the gold evidence tokens; nan without evidence."""
-    nan = {f"auprc {k}": float("nan") for k in signals}
+def gold_tokens(text: str, n: int, evidence: str) -> Tensor | None:
+    """The ticket's evidence tokens (n,) bool; None without evidence or when its offsets cannot be found."""
     if not (evidence or "").strip():
-        return nan
+        return None
     try:
-        gold = evidence_mask(text, n, evidence)
+        return evidence_mask(text, n, evidence)
     except ValueError:
-        return nan
-    return {f"auprc {k}": average_precision(v, gold) for k, v in signals.items()}
+        return None
 
 
-def _aopc_of_plan(plan: list[tuple], p: Tensor, base: float) -> dict[str, float]:
-    """AOPC columns of one ticket from its ERASER plan and p(target) (2·len(plan),) of x∖r, r pairs."""
-    sums: dict[str, list[float]] = {}
-    for j, (name, *_rest) in enumerate(plan):                          # mean over the fractions, per signal
-        acc = sums.setdefault(name, [0.0, 0.0, 0])
-        acc[0] += base - float(p[2 * j])
-        acc[1] += base - float(p[2 * j + 1])
-        acc[2] += 1
-    out = {}
-    for name, (comp, suff, cnt) in sums.items():
-        out[f"comprehensiveness {name}"] = comp / cnt
-        out[f"sufficiency {name}"] = suff / cnt
-    return out
+@dataclass(frozen=True)
+class SplitOptions:
+    """What a split-wide run computes, and in which pieces.
+
+    `target`: "predicted" or "label", the team whose probability is followed. `eraser_signals`: the signals scored
+    by ERASER over `fractions` (None: every attention signal as well, about 2.5× the work; () none). `phrases`: add
+    the phrase signals (their ERASER rows in batches of their own, `shapley_samples` Captum orders beyond 10
+    phrases) and evidence AP. Tickets go `group_size` at a time, fewer when long (at most `group_cells`
+    tickets·n²), similar lengths together."""
+
+    target: str = "predicted"
+    fractions: Sequence[float] = FRACTIONS
+    eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS
+    group_size: int = 256
+    phrases: bool = False
+    shapley_samples: int = 16
+    group_cells: int = GROUP_CELLS
+
+    def row_keys(self, n_blocks: int, n_heads: int) -> list[tuple[str, str]]:
+        """(signal, metric) of every ticket's rows in their fixed order; a one-token ticket has them all, nan."""
+        attn = signals.names(signals.attention_signals(n_blocks, n_heads))
+        if self.eraser_signals is None:
+            aopc = [*attn, signals.REMOVAL.name, signals.RANDOM.name]
+        else:
+            aopc = list(self.eraser_signals)
+        keys = [*((a, signals.TAU) for a in attn), (signals.RANDOM.name, signals.TAU),
+                *((a, m) for a in aopc for m in signals.ERASER_METRICS),
+                (signals.ROLLOUT.name, signals.DISAGREEMENT)]
+        if self.phrases:                                               # after the usual rows, never among them
+            keys += [*((a, m) for a in signals.PHRASE_SIGNALS for m in signals.ERASER_METRICS),
+                     *((a, signals.AUPRC) for a in signals.EVIDENCE_SIGNALS)]
+        return keys
 
 
 def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callable[[int, int], None] | None = None,
-                    target: str = "predicted", fractions: Sequence[float] = FRACTIONS,
-                    eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS,
-                    group_size: int = 256, phrases: bool = False, shapley_samples: int = 16,
-                    group_cells: int = GROUP_CELLS) -> pd.DataFrame:
-    """One row per ticket of `rows` (dicts with ticket_id, text and optionally team): how attention agrees
-    with deletion effects and how faithful each signal's top tokens are.
+                    options: SplitOptions = SplitOptions()) -> pd.DataFrame:
+    """How attention agrees with deletion effects over `rows` (dicts with ticket_id, text and optionally team and
+    evidence), and how faithful each signal's top tokens are: one row per (ticket, signal, metric).
 
-    Columns: ticket_id, n, predicted, label, `tau <signal>` (Kendall τ vs removal) for rollout, mean
-    attention per block and every head ("b2 h1"), `tau random` (one random ranking per ticket: over the
-    split, the chance distribution), `comprehensiveness <signal>` / `sufficiency <signal>` (AOPC over
-    `fractions`) for `eraser_signals` (None: every attention signal as well, about 2.5× the work), and
-    `disagreement` = (1 − τ(rollout, removal)) / 2 in [0, 1], high where rollout ranks tokens against
-    their effect. `target` is "predicted" or "label": the team whose probability is followed. Tickets go
-    `group_size` at a time (fewer when long: at most `group_cells` tickets·n²), similar lengths together, every
-    group's variants in length-sorted batches;
-    `progress(done, total)` is called after each group. One-token tickets get nan scores.
-
-    phrases=True adds, after the columns above (which stay as they are), the phrase signals (`phrase deletion`:
-    each token scored by its phrase's drop in the target's logit difference when deleted; `phrase shapley`: by its
-    phrase's Shapley value, exact up to 10 phrases, else `shapley_samples` Captum orders) with their AOPC columns,
-    and `auprc <signal>` (average precision against the ticket's `evidence`) for removal, rollout, mean attention
-    per block, random and both phrase signals; nan where a ticket has no evidence.
+    Columns: ticket_id, n, predicted, label (the ticket's), signal, metric, value. Metrics: `tau` (Kendall τ vs
+    removal) of rollout, mean attention per block and every head, and of `random` (one random ranking per ticket:
+    over the split, the chance distribution); `comprehensiveness` / `sufficiency` (AOPC over the fractions) of the
+    ERASER signals; `disagreement` of rollout = (1 − τ(rollout, removal)) / 2 in [0, 1], high where rollout ranks
+    tokens against their effect. With `options.phrases`: AOPC of `phrase deletion` and `phrase shapley`, and
+    `auprc` (average precision against the ticket's evidence, nan without) of removal, rollout, mean attention per
+    block, random and both phrase signals. Every ticket has the same rows in the same order; a one-token ticket's
+    values are nan. `progress(done, total)` is called after each group of tickets.
     """
-    if target not in ("predicted", "label"):
-        raise ValueError(f"target must be 'predicted' or 'label', got {target!r}")
+    if options.target not in ("predicted", "label"):
+        raise ValueError(f"target must be 'predicted' or 'label', got {options.target!r}")
     model = router.model
     check_eval(model)
     teams = list(router.teams)
@@ -134,134 +153,127 @@ def interpret_split(router, rows: Sequence[Mapping[str, str]], progress: Callabl
             encoded.append(router.encode(r["text"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"ticket {r.get('ticket_id')!r}: {exc}") from None
-        if target == "label" and r.get("team") not in teams:
+        if options.target == "label" and r.get("team") not in teams:
             raise ValueError(f"ticket {r.get('ticket_id')!r}: target='label' needs a known team, got {r.get('team')!r}")
-    results = split_records(router, rows, [e.ids for e in encoded], progress, target, fractions, eraser_signals,
-                            group_size, phrases=phrases, shapley_samples=shapley_samples, group_cells=group_cells)
-    return _split_frame(results, model.config.n_blocks, model.config.h, eraser_signals, phrases)
+    tickets, scores = split_records(router, rows, [e.ids for e in encoded], options, progress)
+    return split_frame(tickets, scores)
 
 
-# What `split_records` hands to its `on_ticket` callback for each ticket: its place in `rows`, its record (still
-# missing the AOPC columns), p(every team) of the ticket as written (C,), the deletion effect on the followed
+def split_frame(tickets: Sequence[dict], scores: Sequence[list[tuple]]) -> pd.DataFrame:
+    """`split_records`' tickets and their (signal, metric, value) rows as the long table of `interpret_split`."""
+    rows = [(t["ticket_id"], t["n"], t["predicted"], t["label"], *r) for t, rs in zip(tickets, scores) for r in rs]
+    frame = pd.DataFrame(rows, columns=list(SPLIT_COLUMNS))
+    frame[signals.VALUE] = frame[signals.VALUE].astype(float)
+    return frame
+
+
+# What `split_records` hands to its `on_ticket` callback for each ticket: its place in `rows`, its ticket record
+# (ticket_id, n, predicted, label), p(every team) of the ticket as written (C,), the deletion effect on the followed
 # team (n,) or None for a one-token ticket, and its attention signals (name -> (n,)).
 OnTicket = Callable[[int, dict, Tensor, "Tensor | None", dict], None]
 
 
 def split_records(router, rows: Sequence[Mapping[str, str]], ids: Sequence[Sequence[int]],
-                  progress: Callable[[int, int], None] | None = None, target: str = "predicted",
-                  fractions: Sequence[float] = FRACTIONS, eraser_signals: Sequence[str] | None = SPLIT_ERASER_SIGNALS,
-                  group_size: int = 256, on_ticket: OnTicket | None = None, seed_offset: int = 0,
-                  phrases: bool = False, shapley_samples: int = 16, group_cells: int = GROUP_CELLS) -> list[dict]:
+                  options: SplitOptions = SplitOptions(), progress: Callable[[int, int], None] | None = None,
+                  on_ticket: OnTicket | None = None, seed_offset: int = 0) -> tuple[list[dict], list[list[tuple]]]:
     """The work of `interpret_split` on already encoded tickets (`ids`, one list per row, checked by the caller):
-    one record per row. Shared with the corpus scan, which needs the same numbers plus what `on_ticket` keeps
-    (confidence, top tokens, per-token sums); `eraser_signals=()` skips ERASER. The random baseline of row i is
-    seeded by `seed_offset + i`, its place in the whole input, so a slice of a split draws what the split draws."""
+    per row its ticket record and its (signal, metric, value) rows in `options.row_keys` order. Shared with the
+    corpus scan, which needs the same numbers plus what `on_ticket` keeps (confidence, top tokens, per-token sums).
+    The random baseline of row i is seeded by `seed_offset + i`, its place in the whole input, so a slice of a
+    split draws what the split draws."""
     model = router.model
-    teams = list(router.teams)
-    results: list[dict] = [{} for _ in ids]
-    L = model.config.n_blocks
+    keys = options.row_keys(model.config.n_blocks, model.config.h)
+    tickets: list[dict] = [{} for _ in ids]
+    found: list[dict] = [{} for _ in ids]
     done = 0
-    for group in length_chunks([len(e) for e in ids], group_size, group_cells):   # similar lengths share a batch
-        with torch.inference_mode():
-            _, cache = run_with_cache(model, *pad_batch([list(ids[i]) for i in group]))
-            patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)
-            # Every ticket and its deletions: the PyTorch forward gives the base probability and the effects.
-            seqs, starts = [], []
-            for i in group:
-                starts.append(len(seqs))
-                seqs.extend(_deletion_rows(torch.tensor(ids[i])))
-            probs = _batched_probs(model, seqs)
-            plans, eseqs, pplans, pseqs = [], [], [], []
-            for gi, i in enumerate(group):
-                n, s0 = len(ids[i]), starts[gi]
-                predicted = int(probs[s0].argmax())
-                who = predicted if target == "predicted" else teams.index(rows[i]["team"])
-                label = rows[i].get("team")
-                rec = {"ticket_id": rows[i].get("ticket_id"), "n": n, "predicted": teams[predicted],
-                       "label": label if label in teams else None}
-                sig = attention_signals(patterns[gi, :, :, :n, :n])
-                effect = None
-                if n >= 2:
-                    effect = probability_drop(probs[s0], probs[s0 + 1 : s0 + 1 + n], who)
-                    taus = kendall_taus(torch.stack(list(sig.values())), effect).tolist()
-                    rec.update({f"tau {name}": t for name, t in zip(sig, taus)})
-                    # Seeded by the ticket's place in the input, so its draw does not depend on the other tickets.
-                    seed = seed_offset + i
-                    rec["tau random"] = float(random_tau_baseline(effect, 1, seed=seed)[0])
-                    everything = {**sig, "removal": effect, "random": random_signal(n, seed)}
-                    if phrases:
-                        extra = _phrase_signals(model, torch.tensor(ids[i]), rows[i]["text"], who,
-                                                shapley_samples, seed=seed)
-                        everything.update(extra)
-                        # Their ERASER variants go through their own batches: mixed into the usual ones they would
-                        # change the batch composition and so the last bits of the existing columns.
-                        pplan = eraser_plan(torch.tensor(ids[i]), extra, fractions)
-                        pplans.append((i, pplan, len(pseqs), who, s0))
-                        pseqs.extend(s for *_, removed, kept in pplan for s in (removed, kept))
-                        rec.update(_evidence_columns(rows[i]["text"], rows[i].get("evidence", ""), n,
-                                                     {k: everything[k] for k in EVIDENCE_SIGNALS}))
-                    if eraser_signals is None or len(eraser_signals):
-                        chosen = everything if eraser_signals is None else {k: everything[k] for k in eraser_signals}
-                        if eraser_signals is None:
-                            chosen = {k: v for k, v in chosen.items() if k not in PHRASE_SIGNALS}
-                        plan = eraser_plan(torch.tensor(ids[i]), chosen, fractions)
-                        plans.append((i, plan, len(eseqs), who, s0))
-                        eseqs.extend(s for *_, removed, kept in plan for s in (removed, kept))
-                rec["disagreement"] = (1 - rec.get("tau rollout", float("nan"))) / 2
-                results[i] = rec
-                if on_ticket is not None:
-                    on_ticket(i, rec, probs[s0], effect, sig)
-            eprobs = _batched_probs(model, eseqs) if eseqs else None
-            pprobs = _batched_probs(model, pseqs) if pseqs else None
-        for i, plan, first, who, s0 in plans:
-            results[i].update(_aopc_of_plan(plan, eprobs[first : first + 2 * len(plan), who], float(probs[s0, who])))
-        for i, plan, first, who, s0 in pplans:
-            results[i].update(_aopc_of_plan(plan, pprobs[first : first + 2 * len(plan), who], float(probs[s0, who])))
+    for group in length_chunks([len(e) for e in ids], options.group_size, options.group_cells):
+        for i, ticket, values in _group(router, rows, ids, group, options, on_ticket, seed_offset):
+            tickets[i], found[i] = ticket, values
         done += len(group)
         if progress is not None:
             progress(done, len(ids))
-    return results
+    nan = float("nan")
+    return tickets, [[(s, m, f.get((s, m), nan)) for s, m in keys] for f in found]
 
 
-def _split_frame(results: list[dict], L: int, h: int, eraser_signals: Sequence[str] | None,
-                 phrases: bool = False) -> pd.DataFrame:
-    """The split's rows with a fixed column order, whatever ticket came first (one-token rows lack most)."""
-    attn = ["rollout", *(f"mean attention b{b + 1}" for b in range(L)),
-            *(f"b{b + 1} h{i + 1}" for b in range(L) for i in range(h))]
-    aopc_names = [*attn, "removal", "random"] if eraser_signals is None else list(eraser_signals)
-    columns = ["ticket_id", "n", "predicted", "label", *(f"tau {a}" for a in attn), "tau random",
-               *(f"{m} {a}" for a in aopc_names for m in ("comprehensiveness", "sufficiency")), "disagreement"]
-    if phrases:                                                        # after the usual columns, never among them
-        columns += [*(f"{m} {a}" for a in PHRASE_SIGNALS for m in ("comprehensiveness", "sufficiency")),
-                    *(f"auprc {a}" for a in EVIDENCE_SIGNALS)]
-    return pd.DataFrame(results, columns=columns)
+@dataclass
+class _Scored:
+    """One ticket of a group, scored, waiting for its ERASER variants to run."""
+
+    at: int                      # its place in the group
+    usual: TicketScores
+    phrase: TicketScores | None
+    who: int
+    base: float                  # p(who | ticket), from the group's deletion batch
 
 
-SPLIT_METRICS: tuple[str, ...] = ("tau", "comprehensiveness", "sufficiency")
+def _group(router, rows, ids, group: list[int], options: SplitOptions, on_ticket: OnTicket | None,
+           seed_offset: int) -> list[tuple[int, dict, dict]]:
+    """(row, ticket record, {(signal, metric): value}) of one group of similar lengths, in batched forwards."""
+    model, teams = router.model, list(router.teams)
+    L = model.config.n_blocks
+    out, scored = [], []
+    with torch.inference_mode():
+        _, cache = run_with_cache(model, *pad_batch([list(ids[i]) for i in group]))
+        patterns = stack_blocks(cache, "pattern", L)                     # (G, L, h, n, n)
+        # Every ticket and its deletions: the PyTorch forward gives the base probability and the effects.
+        seqs, starts = [], []
+        for i in group:
+            starts.append(len(seqs))
+            seqs.extend(_deletion_rows(torch.tensor(ids[i])))
+        probs = _batched_probs(model, seqs)
+        for gi, i in enumerate(group):
+            n, s0 = len(ids[i]), starts[gi]
+            predicted = int(probs[s0].argmax())
+            who = predicted if options.target == "predicted" else teams.index(rows[i]["team"])
+            label = rows[i].get("team")
+            ticket = {"ticket_id": rows[i].get("ticket_id"), "n": n, "predicted": teams[predicted],
+                      "label": label if label in teams else None}
+            out.append((i, ticket, {}))
+            sig = attention_signals(patterns[gi, :, :, :n, :n])
+            effect = None
+            if n >= 2:
+                effect = probability_drop(probs[s0], probs[s0 + 1 : s0 + 1 + n], who)
+                usual, phrase = _score(model, rows[i], torch.tensor(ids[i]), sig, effect, who, seed_offset + i, options)
+                scored.append(_Scored(gi, usual, phrase, who, float(probs[s0, who])))
+            if on_ticket is not None:
+                on_ticket(i, ticket, probs[s0], effect, sig)
+        # Phrase variants go through batches of their own: mixed into the usual ones they would change the batch
+        # composition and so the last bits of the usual rows.
+        usual_runs = [q for t in scored for q in t.usual.sequences()]
+        phrase_runs = [q for t in scored if t.phrase is not None for q in t.phrase.sequences()]
+        runs = [_batched_probs(model, q) if q else None for q in (usual_runs, phrase_runs)]
+    firsts = [0, 0]
+    for t in scored:
+        values = out[t.at][2]
+        rows_of = list(t.usual.rows)
+        for j, part in enumerate((t.usual, t.phrase)):
+            if part is not None and part.plan:
+                m = 2 * len(part.plan)
+                rows_of += part.aopc_rows(runs[j][firsts[j] : firsts[j] + m, t.who].double(), t.base)
+                firsts[j] += m
+        values.update({(s, m): v for _, s, m, v in rows_of})
+        tau = values.get((signals.ROLLOUT.name, signals.TAU), float("nan"))
+        values[(signals.ROLLOUT.name, signals.DISAGREEMENT)] = (1 - tau) / 2
+    return out
 
 
-def split_long(frame: pd.DataFrame) -> pd.DataFrame:
-    """`interpret_split`'s wide table as long rows: ticket_id, signal, metric (tau, comprehensiveness,
-    sufficiency), value; one-token tickets' missing values are dropped."""
-    parts = []
-    for metric in SPLIT_METRICS:
-        prefix = metric + " "
-        cols = [c for c in frame.columns if c.startswith(prefix)]
-        long = frame.melt(id_vars=["ticket_id"], value_vars=cols, var_name="signal", value_name="value")
-        long["signal"] = long["signal"].str.slice(len(prefix))
-        long.insert(2, "metric", metric)
-        parts.append(long)
-    out = pd.concat(parts, ignore_index=True)
-    return out.dropna(subset=["value"]).reset_index(drop=True)
-
-
-def mean_aopc(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean AOPC comprehensiveness and sufficiency per signal over a split: signal, comprehensiveness,
-    sufficiency, in the order the split table lists the signals."""
-    long = split_long(frame)
-    long = long[long["metric"] != "tau"]
-    order = list(dict.fromkeys(long["signal"]))
-    means = long.pivot_table(index="signal", columns="metric", values="value", aggfunc="mean")
-    means = means.reindex(order).reset_index()
-    means.columns.name = None
-    return means[["signal", "comprehensiveness", "sufficiency"]]
+def _score(model: nn.Module, row: Mapping[str, str], ids: Tensor, sig: dict[str, Tensor], effect: Tensor, who: int,
+           seed: int, options: SplitOptions) -> tuple[TicketScores, TicketScores | None]:
+    """One ticket of the split scored: its usual rows and, with phrases, its phrase rows (their ERASER apart)."""
+    everything = {**sig, signals.REMOVAL.name: effect, signals.RANDOM.name: random_signal(ids.numel(), seed)}
+    tau = [*sig, signals.RANDOM.name]
+    if options.eraser_signals is None:
+        chosen = list(everything)
+    else:
+        chosen = list(options.eraser_signals)
+    if not options.phrases:
+        return score_ticket(row.get("ticket_id"), ids, everything, effect, tau=tau, eraser=chosen,
+                            fractions=options.fractions), None
+    everything.update(phrase_signals(model, ids, row["text"], who, options.shapley_samples, seed).scores)
+    gold = gold_tokens(row["text"], ids.numel(), row.get("evidence", ""))
+    usual = score_ticket(row.get("ticket_id"), ids, everything, effect, tau=tau, eraser=chosen,
+                         evidence=signals.EVIDENCE_SIGNALS, gold=gold, fractions=options.fractions)
+    phrase = score_ticket(row.get("ticket_id"), ids, everything, effect, eraser=signals.PHRASE_SIGNALS,
+                          fractions=options.fractions)
+    return usual, phrase

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 import torch
 from torch import Tensor
 
 from ticketnet.data.text import UNK_ID
-from ticketnet.interpret.metrics.agreement import (
-    AGREEMENT_COLUMNS, agreement_table, disagreements, random_signal, random_tau_baseline,
-)
+from ticketnet.interpret import signals as sig
+from ticketnet.interpret.metrics.agreement import AGREEMENT_COLUMNS, random_signal, random_tau_baseline
+from ticketnet.interpret.metrics.disagreement import Disagreements, effect_disagreements
 from ticketnet.interpret.methods.attention_signals import attention_signals
 from ticketnet.interpret.methods.counterfactual import check_eval
-from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, aopc, eraser
-from ticketnet.interpret.metrics.evidence import evidence_mask, evidence_recovery
-from ticketnet.interpret.methods.gradients import IntegratedGradients, gradient_x_input, integrated_gradients
+from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, aopc, unique_rows
+from ticketnet.interpret.metrics.evidence import evidence_mask
+from ticketnet.interpret.metrics.scores import Row, TicketScores, score_ticket
+from ticketnet.interpret.results import long_frame
+from ticketnet.interpret.methods.gradients import IntegratedGradients, integrated_gradients
 from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.split import phrase_signals
 from ticketnet.lens.inspection import Inspection, RoutedTicket, inspect_ticket
+from ticketnet.nn.transformer import pad_batch
+
+PHRASE_SHAPLEY_SAMPLES = 16   # Captum orders beyond 10 phrases for the phrase signals, as the split-wide run draws
 
 
 @dataclass
@@ -32,7 +38,7 @@ class TicketInterpretation(RoutedTicket):
     target: int                         # team whose probability the effects and attributions follow
     probs: Tensor                       # (C,) team probabilities (PyTorch forward)
     counterfactuals: Counterfactuals | None   # None for a one-token ticket
-    signals: dict[str, Tensor]          # name -> (n,) token scores; "removal" is the causal reference
+    signals: dict[str, Tensor]          # name (signals.py) -> (n,) token scores; removal is the causal reference
     agreement: pd.DataFrame             # signal, kendall_tau, spearman, top3_overlap vs removal
     random_tau: Tensor                  # (n_draws,) τ of random rankings vs removal: the chance band
     eraser: pd.DataFrame                # signal, fraction, k, comprehensiveness, sufficiency
@@ -44,21 +50,41 @@ class TicketInterpretation(RoutedTicket):
     ig: IntegratedGradients             # integrated gradients with their completeness gap and step count
     truncated: bool = False
     note: str = ""                      # why some parts are empty, or other caveats to show
-    disagreements: dict[str, list[tuple]] = field(default_factory=dict)   # rollout vs removal
+    scores: pd.DataFrame | None = None  # the long table: ticket_id (None), signal, metric, value
+    phrase_shapley_method: str = ""     # "exact" or "sampling"; "" without phrase signals
 
     @property
     def n(self) -> int:
         return len(self.tokens)
 
+    def disagreements(self, signal: str = sig.ROLLOUT.name, k: int = 3) -> Disagreements:
+        """The tokens `signal` and the removal effect disagree on (`effect_disagreements`); empty lists for a
+        one-token ticket, which has no removal effect."""
+        if sig.REMOVAL.name not in self.signals:
+            return effect_disagreements([], [], [], k)
+        return effect_disagreements(self.signals[signal], self.signals[sig.REMOVAL.name], self.tokens, k)
+
+
+def _eraser_probs(model, ids: Tensor, scores: TicketScores, target: int) -> tuple[Tensor, Tensor]:
+    """p(target) of the plan's variants and of the ticket, all in ONE batched forward pass."""
+    seqs = scores.sequences() + [ids.tolist()]
+    unique, where = unique_rows(seqs)
+    with torch.inference_mode():
+        p = torch.softmax(model(*pad_batch(unique)), dim=-1)[:, target]   # (distinct variants,)
+    p = p[where]
+    return p[:-1], p[-1]
+
 
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",
                      ig_steps: int = 64, n_draws: int = 200, seed: int = 0,
-                     inspection: Inspection | None = None) -> TicketInterpretation:
-    """Interpret one ticket: counterfactual effects, attention signals, gradients, agreement, ERASER, evidence.
+                     inspection: Inspection | None = None, phrases: bool = True) -> TicketInterpretation:
+    """Interpret one ticket: counterfactual effects, attention signals, gradients, phrase signals (`phrases`),
+    agreement, ERASER, evidence.
 
     `target` defaults to the predicted team. A one-token ticket has no deletion counterfactual; its
     removal-based parts (agreement, ERASER, disagreements) are empty and `note` says why. `inspection`, the
-    ticket's `inspect_ticket` when the caller has it already, saves running the lens a second time.
+    ticket's `inspect_ticket` when the caller has it already, saves running the lens a second time. The phrase
+    signals are the split-wide run's (`split.phrase_signals`, PHRASE_SHAPLEY_SAMPLES orders beyond 10 phrases).
     """
     model = router.model
     check_eval(model)
@@ -80,37 +106,30 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     cf = None
     if n >= 2:
         cf = counterfactual_probs(model, ids, router.vocab.stoi.get("<unk>", UNK_ID))
-        signals["removal"] = probability_drop(cf.base, cf.removed, target)
-        signals["unk replacement"] = probability_drop(cf.base, cf.replaced, target)
+        signals[sig.REMOVAL.name] = probability_drop(cf.base, cf.removed, target)
+        signals[sig.UNK_REPLACEMENT.name] = probability_drop(cf.base, cf.replaced, target)
     else:
         notes.append("a one-token ticket has no deletion counterfactual: removal effects, agreement with them, "
                      "ERASER and disagreements are empty")
     signals.update(attention_signals(patterns))
     ig = integrated_gradients(model, ids, target, steps=ig_steps)
-    signals["integrated gradients"] = ig.attributions
-    signals["gradient x input"] = gradient_x_input(model, ids, target)
+    signals[sig.INTEGRATED_GRADIENTS.name] = ig.attributions
+    for signal in sig.TOKEN_SIGNALS:                                   # a registry entry and its method module each
+        signals[signal.name] = signal.compute(model, ids, target)
+    method = ""
+    if phrases:
+        found = phrase_signals(model, ids, text, target, PHRASE_SHAPLEY_SAMPLES, seed)
+        signals.update(found.scores)
+        method = found.shapley_method
 
     per_token = pd.DataFrame({"position": range(n), "token": enc.tokens})
     for name, s in signals.items():
         per_token[name] = s.double().numpy()
     if cf is not None:
-        per_token["removal TV"] = total_variation(cf.base, cf.removed).double().numpy()
-        per_token["unk TV"] = total_variation(cf.base, cf.replaced).double().numpy()
+        per_token[sig.REMOVAL_TV.name] = total_variation(cf.base, cf.removed).double().numpy()
+        per_token[sig.UNK_TV.name] = total_variation(cf.base, cf.replaced).double().numpy()
 
-    if cf is not None:
-        effect = signals["removal"]
-        others = {k: v for k, v in signals.items() if k != "removal"}
-        agreement = agreement_table(others, effect)
-        random_tau = random_tau_baseline(effect, n_draws, seed)
-        table = eraser(model, ids, {**signals, "random": random_signal(n, seed)}, target)
-        found = disagreements(signals["rollout"], effect, enc.tokens)
-    else:
-        agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
-        random_tau = torch.empty(0, dtype=torch.float64)
-        table = pd.DataFrame(columns=list(ERASER_COLUMNS))
-        found = {"high_attention_low_effect": [], "low_attention_high_effect": []}
-
-    evidence_table = None
+    gold = None
     if evidence.strip():
         try:
             gold = evidence_mask(text, n, evidence)
@@ -120,13 +139,52 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
             per_token["evidence"] = gold.numpy()
             if not bool(gold.any()):
                 notes.append("none of the evidence phrases overlaps a token the model read")
-            evidence_table = pd.DataFrame(
-                [{"signal": name, **evidence_recovery(s, gold), "gold_tokens": int(gold.sum()),
-                  "base_rate": float(gold.double().mean())} for name, s in signals.items()])
+
+    rows: list[Row] = []
+    if cf is not None:
+        effect = signals[sig.REMOVAL.name]
+        others = [k for k in signals if k != sig.REMOVAL.name]
+        everything = {**signals, sig.RANDOM.name: random_signal(n, seed)}
+        # Phrase variants go through a forward pass of their own, as in the split-wide run.
+        phrase_names = [k for k in sig.PHRASE_SIGNALS if k in signals]
+        usual = [k for k in everything if k not in phrase_names]
+        scored = score_ticket(None, ids, everything, effect, agreement=others, eraser=usual,
+                              evidence=list(signals) if gold is not None else (), gold=gold)
+        phrase = score_ticket(None, ids, everything, None, eraser=phrase_names)
+        table = pd.concat([part.eraser_table(*_eraser_probs(model, ids, part, target))
+                           for part in (scored, phrase) if part.plan], ignore_index=True)
+        rows = list(scored.rows)
+        agreement = _agreement(scored.rows)
+        random_tau = random_tau_baseline(effect, n_draws, seed)
+    else:
+        agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
+        random_tau = torch.empty(0, dtype=torch.float64)
+        table = pd.DataFrame(columns=list(ERASER_COLUMNS))
+        if gold is not None:
+            rows = list(score_ticket(None, ids, signals, None, evidence=list(signals), gold=gold).rows)
+
+    evidence_table = None
+    if gold is not None:
+        recovered = {(s, m): v for _, s, m, v in rows if m in sig.EVIDENCE_METRICS}
+        evidence_table = pd.DataFrame(
+            [{sig.SIGNAL: name, **{m: recovered[(name, m)] for m in sig.EVIDENCE_METRICS},
+              "gold_tokens": int(gold.sum()), "base_rate": float(gold.double().mean())} for name in signals])
+    aopc_table = aopc(table) if len(table) else pd.DataFrame(columns=[sig.SIGNAL, *sig.ERASER_METRICS])
+    rows += [(None, r[sig.SIGNAL], m, float(r[m])) for _, r in aopc_table.iterrows() for m in sig.ERASER_METRICS]
 
     return TicketInterpretation(
         text=text, tokens=list(enc.tokens), ids=ids, teams=tuple(router.teams), target=target, probs=probs,
         counterfactuals=cf, signals=signals, agreement=agreement, random_tau=random_tau, eraser=table,
-        aopc=aopc(table) if len(table) else pd.DataFrame(columns=["signal", "comprehensiveness", "sufficiency"]),
-        evidence=evidence_table, per_token=per_token, patterns=patterns, differences=differences,
-        ig=ig, truncated=enc.truncated, note="; ".join(notes), disagreements=found)
+        aopc=aopc_table, evidence=evidence_table, per_token=per_token, patterns=patterns, differences=differences,
+        ig=ig, truncated=enc.truncated, note="; ".join(notes), scores=long_frame(rows),
+        phrase_shapley_method=method)
+
+
+def _agreement(rows: list[Row]) -> pd.DataFrame:
+    """The agreement rows of `score_ticket` as the page's table: signal, kendall_tau, spearman, top3_overlap."""
+    got: dict[str, dict[str, float]] = {}
+    for _, name, metric, value in rows:
+        if metric in (sig.TAU, sig.SPEARMAN, sig.TOP3_OVERLAP):
+            got.setdefault(name, {})[sig.KENDALL_TAU if metric == sig.TAU else metric] = value
+    return pd.DataFrame([(name, *(m[c] for c in sig.AGREEMENT_METRICS)) for name, m in got.items()],
+                        columns=list(AGREEMENT_COLUMNS))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ticketnet.interpret import signals
+
 
 def received_attention(pattern: Tensor) -> Tensor:
     """Mean weight each key token receives over all query rows: pattern (h, n, n) -> (h, n).
@@ -50,7 +52,9 @@ def attention_signals(patterns: Tensor) -> dict[str, Tensor]:
     if patterns.dim() != 4:
         raise ValueError(f"patterns must be (L, h, n, n), got {tuple(patterns.shape)}")
     received = [received_attention(p) for p in patterns]               # L × (h, n)
-    out = {"rollout": rollout_to_pooled(attention_rollout(patterns))}
-    out.update({f"mean attention b{b + 1}": r.mean(0) for b, r in enumerate(received)})
-    out.update({f"b{b + 1} h{i + 1}": r[i] for b, r in enumerate(received) for i in range(r.shape[0])})
+    # Keys in the order of signals.attention_signals, which the split's rows follow.
+    out = {signals.ROLLOUT.name: rollout_to_pooled(attention_rollout(patterns))}
+    out.update({signals.mean_attention(b + 1).name: r.mean(0) for b, r in enumerate(received)})
+    out.update({signals.head_attention(b + 1, i + 1).name: r[i] for b, r in enumerate(received)
+                for i in range(r.shape[0])})
     return out

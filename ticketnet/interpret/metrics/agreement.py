@@ -14,9 +14,10 @@ from torch import Tensor
 
 # scipy.stats is imported where it is used: it costs half a second, and the Heads page imports this package
 # (through the interventions) without ranking anything on its first view.
+from ticketnet.interpret import signals as sig
 from ticketnet.interpret._checks import by_score, check_pair, check_vector
 
-AGREEMENT_COLUMNS = ("signal", "kendall_tau", "spearman", "top3_overlap")
+AGREEMENT_COLUMNS = (sig.SIGNAL, *sig.AGREEMENT_METRICS)
 
 
 def _constant(x: np.ndarray) -> bool:
@@ -132,7 +133,9 @@ def chance_band(random_tau: Tensor, coverage: float = 0.9) -> ChanceBand | None:
 
 
 def disagreements(signal: Tensor, effect: Tensor, tokens: Sequence[str], k: int = 3) -> dict[str, list[tuple]]:
-    """The k tokens where `signal` (n,) and `effect` (n,) disagree most, as (position, token, signal, effect).
+    """The k tokens where `signal` (n,) and `effect` (n,) disagree most, as (position, token, signal, effect), by
+    rank alone: for scores without a scale of their own (attention edges against their cut's effect); a ticket's
+    tokens against their deletion effect take `effect_disagreements`, whose thresholds are in probability.
 
     Both are turned into rank percentiles (0 = lowest of this ticket, 1 = highest; ties share their average
     rank) because their raw scales cannot be compared: attention is a share summing to 1, effect a

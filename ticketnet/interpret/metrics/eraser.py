@@ -9,12 +9,13 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from ticketnet.interpret import signals as sig
 from ticketnet.interpret._checks import by_score, check_vector
 from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
 from ticketnet.nn.transformer import pad_batch
 
 FRACTIONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5)   # ERASER's bins (DeYoung et al. 2020), immutable
-ERASER_COLUMNS = ("signal", "fraction", "k", "comprehensiveness", "sufficiency")
+ERASER_COLUMNS = (sig.SIGNAL, "fraction", "k", *sig.ERASER_METRICS)
 
 
 def rationale_variants(ids: Tensor, order: Tensor, k: int) -> tuple[Tensor, Tensor]:
@@ -97,7 +98,7 @@ def eraser(model: nn.Module, ids: Tensor, signals: Mapping[str, Tensor], target:
 
 def aopc(df: pd.DataFrame) -> pd.DataFrame:
     """Area over the perturbation curve per signal: mean comprehensiveness and sufficiency over fractions."""
-    missing = {"signal", "comprehensiveness", "sufficiency"} - set(df.columns)
+    missing = {sig.SIGNAL, *sig.ERASER_METRICS} - set(df.columns)
     if missing:
         raise ValueError(f"aopc needs eraser()'s columns; missing {', '.join(sorted(missing))}")
-    return (df.groupby("signal", sort=False)[["comprehensiveness", "sufficiency"]].mean().reset_index())
+    return df.groupby(sig.SIGNAL, sort=False)[list(sig.ERASER_METRICS)].mean().reset_index()

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from ticketnet.data.text import token_spans
+from ticketnet.interpret import signals as sig
 from ticketnet.interpret._checks import by_score, check_vector
 
 
@@ -53,6 +54,6 @@ def evidence_recovery(signal: Tensor, gold: Tensor) -> dict[str, float]:
     gold = torch.as_tensor(gold, dtype=torch.bool)
     g = int(gold.sum())
     if g == 0:
-        return {"auprc": float("nan"), "token_f1": float("nan")}
+        return {sig.AUPRC: float("nan"), sig.TOKEN_F1: float("nan")}
     picked = by_score(check_vector(signal, "signal"))[:g]
-    return {"auprc": ap, "token_f1": float(gold[picked].sum()) / g}
+    return {sig.AUPRC: ap, sig.TOKEN_F1: float(gold[picked].sum()) / g}
