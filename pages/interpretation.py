@@ -256,8 +256,8 @@ with phrase_section:
                              + f" Sum of the values: {narrative.effect(float(ph.shapley.values.sum()))} = the ticket "
                              f"({narrative.fmt(ph.shapley.full)}) minus every phrase deleted "
                              f"({narrative.fmt(ph.shapley.empty)})."))
-        # Stretched to the column: drawn at width="content" this one-view chart with a fixed width collapsed to its
-        # labels in the browser (no bar, no axis), seen in the screenshots.
+        # Stretched to the column: at width="content" a one-view chart of fixed width collapses to its labels in the
+        # browser (no bar, no axis).
         ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"support_{unit}"], ph.shapley.values), unit, team,
                  width="stretch")
         st.subheader("Pairs of phrases deleted together")
