@@ -368,10 +368,11 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
         color = alt.condition(f"datum[{column!r}] >= 0", alt.value("#c0392b"), alt.value("#2874a6"))
     else:
         color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
+    # titleLimit: a long team name ends in an ellipsis inside the panel rather than widening the chart past its column.
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
         x=alt.X(f"{column}:Q", title=title, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
-                                                          labelOverlap=True, titleFontSize=10)),
+                                                          labelOverlap=True, titleFontSize=10, titleLimit=width)),
         color=color,
         tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", title=x_title, format=fmt)],
     ).properties(width=width, height=alt.Step(16),

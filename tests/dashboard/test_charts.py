@@ -377,6 +377,8 @@ def test_removal_chart_titles_the_signed_effects_with_their_support():
     removal, tv, rollout = spec["hconcat"]
     assert removal["encoding"]["x"]["title"] == ["support for payments", "(logit difference)"]
     assert tv["encoding"]["x"]["title"] is None and rollout["encoding"]["x"]["title"] is None
+    # A long team name is cut inside the panel, so the chart keeps its width (the browser test measures it).
+    assert removal["encoding"]["x"]["axis"]["titleLimit"] == removal["width"]
 
 
 def test_head_importance_chart_grids_of_block_by_head():
