@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -44,6 +45,11 @@ class Pick:
     @property
     def custom(self) -> bool:
         return self.ticket_id == CUSTOM
+
+    @property
+    def text_key(self) -> str:
+        """A short digest of the text, for widget keys: a widget keyed by it starts afresh on another ticket."""
+        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:12]
 
     @property
     def label(self) -> str:
@@ -126,15 +132,19 @@ def _write_url() -> None:
         if cached is None or cached[0] != ss[_TEXT]:
             cached = ss[_LINKED] = (ss[_TEXT], link_params(ss[_TEXT]))
         params = cached[1]
-    if st.query_params.get("ticket") != ticket:
-        st.query_params["ticket"] = ticket
-    for name in _LINK_PARAMS:
+    write_query(("ticket", *_LINK_PARAMS), {"ticket": ticket, **params})
+    ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
+
+
+def write_query(names, params: dict[str, str]) -> None:
+    """Set each of `names` in the URL to its value in `params`, and drop those `params` lacks; a parameter that
+    already holds its value is not written again (each write is a message to the browser)."""
+    for name in names:
         if name in params:
             if st.query_params.get(name) != params[name]:
                 st.query_params[name] = params[name]
         elif name in st.query_params:
             del st.query_params[name]
-    ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
 
 
 def url_notice() -> str | None:
@@ -184,13 +194,11 @@ def current() -> Pick:
         found = splits.find_ticket(candidate)
         if found is not None:
             split, row = found
-            if candidate != ticket:
-                ss[_TICKET] = candidate
-                _write_url()
-            return Pick(candidate, row["text"], row.get("team"), split, row.get("evidence", "") or "",
-                        row.get("pattern", "") or "", row.get("distractor", "") or "")
-    first = splits.split_rows(splits.SPLITS[0]).iloc[0].to_dict()
-    ss[_TICKET] = first["ticket_id"]
-    _write_url()
-    return Pick(first["ticket_id"], first["text"], first.get("team"), splits.SPLITS[0], first.get("evidence", ""),
-                first.get("pattern", ""), first.get("distractor", ""))
+            break
+    else:
+        split, row = splits.SPLITS[0], splits.split_rows(splits.SPLITS[0]).iloc[0].to_dict()
+    if row["ticket_id"] != ticket:
+        ss[_TICKET] = row["ticket_id"]
+        _write_url()
+    # split_rows fills the optional columns with "", so every row has them
+    return Pick(row["ticket_id"], row["text"], row["team"], split, row["evidence"], row["pattern"], row["distractor"])
