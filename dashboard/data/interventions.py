@@ -30,15 +30,11 @@ from ticketnet.interpret import (
     redundant_pairs,
     split_phrases,
 )
-from ticketnet.interpret.interventions.knockout import MAP_MAX_N
-from ticketnet.interpret.interventions.shapley import EXACT_MAX
+from ticketnet.interpret.interventions.knockout import MAP_MAX_N  # noqa: F401  (the pages' effect-map limit)
+from ticketnet.interpret.interventions.shapley import EXACT_MAX  # noqa: F401  (the pages' exact-Shapley limit)
 
 SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
 MEANS_SPLIT = "valid"     # mean ablation: each head's mean output over this split
-
-__all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "PhraseResults", "ablation", "contrast", "edge_rows",
-           "effect_maps", "knockout_row", "phrases", "valid_head_means"]
-
 
 def _model():
     return router().model
