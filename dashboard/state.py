@@ -58,10 +58,6 @@ class Pick:
         return self.ticket_id
 
 
-def _ss():
-    return st.session_state
-
-
 _LINK_PARAMS = ("text", "ztext", "typed")
 
 
@@ -84,7 +80,7 @@ def _text_from_url() -> str | None:
 
 def sync_with_url() -> None:
     """Adopt a ticket named by the URL if it is new to this session, then write the session's pick back."""
-    ss = _ss()
+    ss = st.session_state
     url_ticket = st.query_params.get("ticket")
     if url_ticket is not None and _url_link() != ss.get(_WROTE):
         url_ticket = url_ticket.strip()
@@ -124,7 +120,7 @@ def link_params(text: str) -> dict[str, str]:
 
 
 def _write_url() -> None:
-    ss = _ss()
+    ss = st.session_state
     ticket = ss[_TICKET]
     params: dict[str, str] = {}
     if ticket == CUSTOM and ss.get(_TEXT) is not None:
@@ -149,18 +145,18 @@ def write_query(names, params: dict[str, str]) -> None:
 
 def url_notice() -> str | None:
     """A message about a URL ticket that could not be followed (shown once)."""
-    return _ss().pop(_NOTICE, None)
+    return st.session_state.pop(_NOTICE, None)
 
 
 def pick_ticket(ticket_id: str) -> None:
     """Pick a split ticket by id (the caller has checked it exists)."""
-    _ss()[_TICKET] = ticket_id
+    st.session_state[_TICKET] = ticket_id
     _write_url()
 
 
 def pick_custom(text: str) -> None:
     """Pick a typed ticket (the caller has checked it is not blank)."""
-    ss = _ss()
+    ss = st.session_state
     ss.pop(_CORPUS, None)
     ss[_TEXT] = text
     ss[_TICKET] = CUSTOM
@@ -172,16 +168,16 @@ def pick_corpus(ticket_id: str, text: str, team: str | None = None) -> None:
     link carries the text the same way); the session remembers its id and true team for as long as that text is
     picked."""
     pick_custom(text)
-    _ss()[_CORPUS] = (text, ticket_id, team)
+    st.session_state[_CORPUS] = (text, ticket_id, team)
 
 
 def custom_text() -> str:
-    return _ss().get(_TEXT, "")
+    return st.session_state.get(_TEXT, "")
 
 
 def current() -> Pick:
     """The picked ticket. Falls back to the default ticket (then to the first valid ticket) if the pick is gone."""
-    ss = _ss()
+    ss = st.session_state
     ticket = ss.get(_TICKET, DEFAULT_TICKET)
     if ticket == CUSTOM and ss.get(_TEXT, "").strip():
         corpus = ss.get(_CORPUS)

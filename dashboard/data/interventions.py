@@ -36,10 +36,6 @@ from ticketnet.interpret.interventions.shapley import EXACT_MAX  # noqa: F401  (
 SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
 MEANS_SPLIT = "valid"     # mean ablation: each head's mean output over this split
 
-def _model():
-    return router().model
-
-
 def _ids(text: str) -> torch.Tensor:
     return torch.tensor(inspection(text).encoded.ids, dtype=torch.long)
 
@@ -48,13 +44,13 @@ def _ids(text: str) -> torch.Tensor:
 @cached_on_weights(max_entries=256)
 def knockout_row(text: str, block: int, head: int, query: int, target: int) -> Knockout:
     """Every edge of one query row of one head cut in turn (block, head 0-based): `edge_knockout`, cached."""
-    return edge_knockout(_model(), _ids(text), block, head, query, target)
+    return edge_knockout(router().model, _ids(text), block, head, query, target)
 
 
 @cached_on_weights(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64)
 def effect_maps(text: str, block: int, target: int) -> list[Knockout]:
     """Each head's full effect map of `block` (0-based), one `Knockout` per head; tickets up to MAP_MAX_N tokens."""
-    model = _model()
+    model = router().model
     return [effect_map(model, _ids(text), block, h, target) for h in range(model.config.h)]
 
 
@@ -75,7 +71,7 @@ def valid_head_means() -> torch.Tensor:
 def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
     """`head_ablation` of the ticket, zero or mean (means over the valid split), cached."""
     means = valid_head_means() if mode == "mean" else None
-    return head_ablation(_model(), _ids(text), target, mode, means)
+    return head_ablation(router().model, _ids(text), target, mode, means)
 
 
 # -- a ticket against an edit ------------------------------------------------------------------------------------------
@@ -83,7 +79,7 @@ def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
 def contrast(text_a: str, text_b: str, target: int) -> ContrastPatching:
     """`contrast_patching` of the ticket (a) against the edit (b) for the target team, cached per pair."""
     a, b = inspection(text_a).encoded, inspection(text_b).encoded
-    return contrast_patching(_model(), torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
+    return contrast_patching(router().model, torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
 
 
 # -- phrases --------------------------------------------------------------------------------------------------------
@@ -107,7 +103,7 @@ class PhraseResults:
 def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
     """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
     (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""
-    model = _model()
+    model = router().model
     ids = _ids(text)
     found = split_phrases(text, ids.numel())
     deletions = phrase_deletions(model, ids, found, target)
