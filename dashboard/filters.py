@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
+from dashboard import state
 from ticketnet.interpret.signals import DISAGREEMENT
 
 SORTS = ("table order", "confidence, lowest first", "confidence, highest first", "longest first",
@@ -124,16 +125,11 @@ def remember() -> None:
     """After the widgets: keep their values for the session and write the non-default ones to the URL."""
     ss = st.session_state
     values = {key: ss.get(key, DEFAULTS[key]) for key in DEFAULTS}
-    values = {k: (list(v) if isinstance(v, (list, tuple)) and k == "pattern_filter" else v) for k, v in values.items()}
+    values["pattern_filter"] = list(values["pattern_filter"])
     values["confidence_range"] = tuple(values["confidence_range"])
     ss[_KEPT] = values
     query = to_query(values)
-    for name in URL_NAMES.values():
-        if name in query:
-            if st.query_params.get(name) != query[name]:
-                st.query_params[name] = query[name]
-        elif name in st.query_params:
-            del st.query_params[name]
+    state.write_query(URL_NAMES.values(), query)
     ss[_WROTE] = query
 
 

@@ -305,18 +305,19 @@ def strongest_patches(heads: pd.DataFrame, resid: pd.DataFrame, unit: str, k: in
     """A sentence naming the strongest head and residual patches in each direction, by share of the change recovered
     (`contrast_patching`'s tables; share = 1 when the patch alone carries the whole change)."""
     col = f"share_{unit}"
+
+    def strongest(table: pd.DataFrame):
+        return table.reindex(table[col].abs().sort_values(ascending=False).index).head(k).itertuples()
+
     parts = []
     for direction, words in DIRECTION_WORDS.items():
         h = heads[heads.direction == direction].dropna(subset=[col])
         r = resid[(resid.direction == direction) & resid.aligned].dropna(subset=[col])
         if h.empty and r.empty:
             continue
-        bits = []
-        for row in h.reindex(h[col].abs().sort_values(ascending=False).index).head(k).itertuples():
-            bits.append(f"block {row.block} head {row.head} ({fmt(getattr(row, col))})")
-        for row in r.reindex(r[col].abs().sort_values(ascending=False).index).head(k).itertuples():
-            bits.append(f"the residual stream at {row.layer_name}, position {row.position} {quote(row.token)} "
-                        f"({fmt(getattr(row, col))})")
+        bits = [f"block {row.block} head {row.head} ({fmt(getattr(row, col))})" for row in strongest(h)]
+        bits += [f"the residual stream at {row.layer_name}, position {row.position} {quote(row.token)} "
+                 f"({fmt(getattr(row, col))})" for row in strongest(r)]
         parts.append(f"patched {words}: " + ", ".join(bits))
     if not parts:
         return "No position of one run has a partner in the other, so nothing can be patched."

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -46,14 +47,15 @@ class Pick:
         return self.ticket_id == CUSTOM
 
     @property
+    def text_key(self) -> str:
+        """A short digest of the text, for widget keys: a widget keyed by it starts afresh on another ticket."""
+        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:12]
+
+    @property
     def label(self) -> str:
         if self.custom:
             return self.corpus_id or "your ticket"
         return self.ticket_id
-
-
-def _ss():
-    return st.session_state
 
 
 _LINK_PARAMS = ("text", "ztext", "typed")
@@ -78,7 +80,7 @@ def _text_from_url() -> str | None:
 
 def sync_with_url() -> None:
     """Adopt a ticket named by the URL if it is new to this session, then write the session's pick back."""
-    ss = _ss()
+    ss = st.session_state
     url_ticket = st.query_params.get("ticket")
     if url_ticket is not None and _url_link() != ss.get(_WROTE):
         url_ticket = url_ticket.strip()
@@ -118,7 +120,7 @@ def link_params(text: str) -> dict[str, str]:
 
 
 def _write_url() -> None:
-    ss = _ss()
+    ss = st.session_state
     ticket = ss[_TICKET]
     params: dict[str, str] = {}
     if ticket == CUSTOM and ss.get(_TEXT) is not None:
@@ -126,31 +128,35 @@ def _write_url() -> None:
         if cached is None or cached[0] != ss[_TEXT]:
             cached = ss[_LINKED] = (ss[_TEXT], link_params(ss[_TEXT]))
         params = cached[1]
-    if st.query_params.get("ticket") != ticket:
-        st.query_params["ticket"] = ticket
-    for name in _LINK_PARAMS:
+    write_query(("ticket", *_LINK_PARAMS), {"ticket": ticket, **params})
+    ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
+
+
+def write_query(names, params: dict[str, str]) -> None:
+    """Set each of `names` in the URL to its value in `params`, and drop those `params` lacks; a parameter that
+    already holds its value is not written again (each write is a message to the browser)."""
+    for name in names:
         if name in params:
             if st.query_params.get(name) != params[name]:
                 st.query_params[name] = params[name]
         elif name in st.query_params:
             del st.query_params[name]
-    ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
 
 
 def url_notice() -> str | None:
     """A message about a URL ticket that could not be followed (shown once)."""
-    return _ss().pop(_NOTICE, None)
+    return st.session_state.pop(_NOTICE, None)
 
 
 def pick_ticket(ticket_id: str) -> None:
     """Pick a split ticket by id (the caller has checked it exists)."""
-    _ss()[_TICKET] = ticket_id
+    st.session_state[_TICKET] = ticket_id
     _write_url()
 
 
 def pick_custom(text: str) -> None:
     """Pick a typed ticket (the caller has checked it is not blank)."""
-    ss = _ss()
+    ss = st.session_state
     ss.pop(_CORPUS, None)
     ss[_TEXT] = text
     ss[_TICKET] = CUSTOM
@@ -162,16 +168,16 @@ def pick_corpus(ticket_id: str, text: str, team: str | None = None) -> None:
     link carries the text the same way); the session remembers its id and true team for as long as that text is
     picked."""
     pick_custom(text)
-    _ss()[_CORPUS] = (text, ticket_id, team)
+    st.session_state[_CORPUS] = (text, ticket_id, team)
 
 
 def custom_text() -> str:
-    return _ss().get(_TEXT, "")
+    return st.session_state.get(_TEXT, "")
 
 
 def current() -> Pick:
     """The picked ticket. Falls back to the default ticket (then to the first valid ticket) if the pick is gone."""
-    ss = _ss()
+    ss = st.session_state
     ticket = ss.get(_TICKET, DEFAULT_TICKET)
     if ticket == CUSTOM and ss.get(_TEXT, "").strip():
         corpus = ss.get(_CORPUS)
@@ -184,13 +190,11 @@ def current() -> Pick:
         found = splits.find_ticket(candidate)
         if found is not None:
             split, row = found
-            if candidate != ticket:
-                ss[_TICKET] = candidate
-                _write_url()
-            return Pick(candidate, row["text"], row.get("team"), split, row.get("evidence", "") or "",
-                        row.get("pattern", "") or "", row.get("distractor", "") or "")
-    first = splits.split_rows(splits.SPLITS[0]).iloc[0].to_dict()
-    ss[_TICKET] = first["ticket_id"]
-    _write_url()
-    return Pick(first["ticket_id"], first["text"], first.get("team"), splits.SPLITS[0], first.get("evidence", ""),
-                first.get("pattern", ""), first.get("distractor", ""))
+            break
+    else:
+        split, row = splits.SPLITS[0], splits.split_rows(splits.SPLITS[0]).iloc[0].to_dict()
+    if row["ticket_id"] != ticket:
+        ss[_TICKET] = row["ticket_id"]
+        _write_url()
+    # split_rows fills the optional columns with "", so every row has them
+    return Pick(row["ticket_id"], row["text"], row["team"], split, row["evidence"], row["pattern"], row["distractor"])

@@ -83,16 +83,23 @@ def sidebar() -> None:
     with st.sidebar:
         pick = state.current()
         st.caption("PICKED TICKET")
-        if pick.custom and pick.corpus_id:
-            st.markdown(f"**{md_escape(pick.corpus_id)}** · corpus ticket")
-        elif pick.custom:
-            st.markdown("**Your ticket** (typed)")
-        else:
-            st.markdown(f"**{md_escape(pick.ticket_id)}** · {md_escape(pick.split)} split · "
-                        f"true team **{md_escape(pick.team)}**")
+        st.markdown(_who(pick))
         st.text(_shorten(pick.text, 220))
         st.page_link(str(ROOT / "pages" / "tickets.py"), label="Pick another ticket",
                      icon=":material/table_rows:")
+
+
+def _who(pick: state.Pick, detail: bool = False) -> str:
+    """The ticket's name as Markdown: its id and split and true team, or "Your ticket"; `detail` adds a corpus
+    ticket's team and a split ticket's pattern (the page header has room for them, the sidebar has not)."""
+    if pick.custom and pick.corpus_id:
+        team = f" · true team **{md_escape(pick.team)}**" if detail and pick.team else ""
+        return f"**{md_escape(pick.corpus_id)}** · corpus ticket{team}"
+    if pick.custom:
+        return "**Your ticket** (typed)"
+    extra = f" · pattern *{md_escape(pick.pattern)}*" if detail and pick.pattern else ""
+    return (f"**{md_escape(pick.ticket_id)}** · {md_escape(pick.split)} split · true team **{md_escape(pick.team)}**"
+            f"{extra}")
 
 
 def explain_links(pick: state.Pick, row: dict | None = None) -> None:
@@ -179,15 +186,7 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
     k = max(range(len(p)), key=p.__getitem__)
     left, right = st.columns([3, 2], gap="large")
     with left:
-        if pick.custom and pick.corpus_id:
-            team = f" · true team **{md_escape(pick.team)}**" if pick.team else ""
-            st.markdown(f"**{md_escape(pick.corpus_id)}** · corpus ticket{team}")
-        elif pick.custom:
-            st.markdown("**Your ticket** (typed)")
-        else:
-            extra = f" · pattern *{md_escape(pick.pattern)}*" if pick.pattern else ""
-            st.markdown(f"**{md_escape(pick.ticket_id)}** · {md_escape(pick.split)} split · true team "
-                        f"**{md_escape(pick.team)}**{extra}")
+        st.markdown(_who(pick, detail=True))
         show_text(pick.text)
         if tokens is not None:
             st.caption(f"{len(tokens)} tokens read")
@@ -252,6 +251,15 @@ def token_choice_labels(tokens: Sequence[str]) -> list[str]:
 def default_query_row(tokens: Sequence[str]) -> int:
     """The first 'not' if the ticket has one (negations are where routing is hard), else the first token."""
     return next((i for i, t in enumerate(tokens) if t == "not"), 0)
+
+
+def selection(event, part: str) -> list:
+    """What a table's or chart's selection event holds under `part` (a table's "rows", a chart's parameter name);
+    [] when there is no event or nothing is selected."""
+    try:
+        return list(event["selection"].get(part) or [])
+    except (KeyError, TypeError, AttributeError):
+        return []
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
@@ -327,23 +335,12 @@ def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
 
 
 # -- route interventions: one unit toggle per page, effects printed without "0.00" -------------------------------------
-EFFECT_UNITS = ("logit_diff", "prob")
-
-
 def unit_toggle(key: str, team: str) -> str:
     """The effect unit of every intervention view below it (logit difference by default, or probability), and a
     caption saying which one the page shows."""
-    unit = st.segmented_control("Effect unit", EFFECT_UNITS, default="logit_diff", key=key, required=True,
+    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), default="logit_diff", key=key, required=True,
                                 format_func=narrative.UNIT_NAMES.__getitem__,
                                 help="Logit difference: log(p / (1 − p)) of the target team, which does not saturate "
                                      "near 0 or 1. Probability: p(team) itself.") or "logit_diff"
     st.caption(md_escape(narrative.unit_sentence(unit, team)))
     return unit
-
-
-def effect_table(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """A copy of `df` with `columns` turned into text by `narrative.effect` (signed, never "+0.00")."""
-    out = df.copy()
-    for c in columns:
-        out[c] = out[c].map(narrative.effect)
-    return out

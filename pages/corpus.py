@@ -105,10 +105,7 @@ if labelled:
     with left:
         event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key="corpus_confusion",
                                 on_select="rerun", selection_mode=charts.CONFUSION_PARAM)
-    try:
-        cells = event["selection"].get(charts.CONFUSION_PARAM) or []
-    except (KeyError, TypeError, AttributeError):
-        cells = []
+    cells = ui.selection(event, charts.CONFUSION_PARAM)
     cell = cells[0] if cells else None
 
 # -- reliance ---------------------------------------------------------------------------------------------------
@@ -178,10 +175,7 @@ event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun"
                          DISAGREEMENT: st.column_config.NumberColumn("attention disagrees", format="%.2f"),
                          "top_effect_1": st.column_config.TextColumn("top word by effect"),
                          "top_rollout_1": st.column_config.TextColumn("top word by rollout")})
-try:
-    rows = list(event["selection"]["rows"])
-except (KeyError, TypeError):
-    rows = []
+rows = ui.selection(event, "rows")
 ids = view["ticket_id"].tolist()
 chosen = ids[rows[0]] if rows and rows[0] < len(ids) else None
 by_id = st.selectbox("…or pick by id", ["—", *ids], key=PICK_KEY, help="the tickets listed above")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 import streamlit as st
 
@@ -33,7 +31,7 @@ with st.container(border=True):
     ui.notices(ins.encoded)
     ui.parity_badge(ins.max_difference, ins.differences)
 
-text_key = hashlib.sha1(pick.text.encode("utf-8")).hexdigest()[:12]
+text_key = pick.text_key
 c1, c2, c3 = st.columns([1, 3, 2], gap="medium")
 with c1:
     block = st.segmented_control("Block", list(range(1, n_blocks + 1)), default=1, key="block", required=True,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 import streamlit as st
 
@@ -31,7 +29,7 @@ router = model.router()
 teams = list(router.teams)
 pick = state.current()
 ins = ui.inspection_or_stop(pick)
-text_key = hashlib.sha1(pick.text.encode("utf-8")).hexdigest()[:12]
+text_key = pick.text_key
 
 with st.container(border=True):
     ui.ticket_header(pick, ins.probs, teams, ins.tokens)

@@ -30,11 +30,7 @@ def take_table_pick() -> None:
     from it came from the user. Its row position indexes the ids shown in that run (`_SHOWN_IDS`). A click
     that only clears the selection keeps the pick.
     """
-    event = st.session_state.get(TABLE_KEY)
-    try:
-        rows = list(event["selection"]["rows"]) if event else []
-    except (KeyError, TypeError):
-        rows = []
+    rows = ui.selection(st.session_state.get(TABLE_KEY), "rows")
     shown = st.session_state.get(_SHOWN_IDS, [])
     if rows != st.session_state.get(_APPLIED, []) and rows and 0 <= rows[0] < len(shown):
         state.pick_ticket(shown[rows[0]])
@@ -114,11 +110,7 @@ with q_right:
     returning = confusion_key not in st.session_state          # drawn afresh: another page ran in between
     event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
                             on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
-    try:
-        picked_cells = event["selection"].get(charts.CONFUSION_PARAM) or []
-    except (KeyError, TypeError, AttributeError):
-        picked_cells = []
-    cell = filters.confusion_cell(split, picked_cells, returning)
+    cell = filters.confusion_cell(split, ui.selection(event, charts.CONFUSION_PARAM), returning)
 
 # -- filters ----------------------------------------------------------------------------------------------------
 interp = splits.split_interpretation(split)

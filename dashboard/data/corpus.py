@@ -12,6 +12,7 @@ import streamlit as st
 
 from dashboard.data.store import stamp
 from ticketnet import paths
+from ticketnet._runtime.atomic import write_atomic
 from ticketnet.corpus import query
 from ticketnet.corpus.query import SORTS, Filters  # noqa: F401  (the page's sort orders and filters)
 
@@ -19,8 +20,7 @@ SHIPPED = "shipped"                      # the scan of the shipped valid and tes
 UPLOAD_LIMIT_MB = 50                     # .streamlit/config.toml maxUploadSize: about 250,000 tickets of 200 bytes
 
 
-def scans_root() -> Path:
-    return paths.scans_dir()
+scans_root = paths.scans_dir           # $TICKETNET_SCANS, else artifacts/scans
 
 
 def shipped_folder() -> Path:
@@ -81,13 +81,9 @@ def save_upload(name: str, data: bytes) -> Path:
     """Keep an uploaded file under the scans folder (outside git), named by its content's hash."""
     digest = hashlib.sha256(data).hexdigest()[:16]
     suffix = ".parquet" if name.lower().endswith(".parquet") else ".csv"
-    folder = scans_root() / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{digest}{suffix}"
+    path = scans_root() / "uploads" / f"{digest}{suffix}"
     if not path.exists():
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        write_atomic(path, data)
     return path
 
 

@@ -30,19 +30,11 @@ from ticketnet.interpret import (
     redundant_pairs,
     split_phrases,
 )
-from ticketnet.interpret.interventions.knockout import MAP_MAX_N
-from ticketnet.interpret.interventions.shapley import EXACT_MAX
+from ticketnet.interpret.interventions.knockout import MAP_MAX_N  # noqa: F401  (the pages' effect-map limit)
+from ticketnet.interpret.interventions.shapley import EXACT_MAX  # noqa: F401  (the pages' exact-Shapley limit)
 
 SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
 MEANS_SPLIT = "valid"     # mean ablation: each head's mean output over this split
-
-__all__ = ["EXACT_MAX", "MAP_MAX_N", "SHAPLEY_SAMPLES", "PhraseResults", "ablation", "contrast", "edge_rows",
-           "effect_maps", "knockout_row", "phrases", "valid_head_means"]
-
-
-def _model():
-    return router().model
-
 
 def _ids(text: str) -> torch.Tensor:
     return torch.tensor(inspection(text).encoded.ids, dtype=torch.long)
@@ -52,13 +44,13 @@ def _ids(text: str) -> torch.Tensor:
 @cached_on_weights(max_entries=256)
 def knockout_row(text: str, block: int, head: int, query: int, target: int) -> Knockout:
     """Every edge of one query row of one head cut in turn (block, head 0-based): `edge_knockout`, cached."""
-    return edge_knockout(_model(), _ids(text), block, head, query, target)
+    return edge_knockout(router().model, _ids(text), block, head, query, target)
 
 
 @cached_on_weights(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64)
 def effect_maps(text: str, block: int, target: int) -> list[Knockout]:
     """Each head's full effect map of `block` (0-based), one `Knockout` per head; tickets up to MAP_MAX_N tokens."""
-    model = _model()
+    model = router().model
     return [effect_map(model, _ids(text), block, h, target) for h in range(model.config.h)]
 
 
@@ -79,7 +71,7 @@ def valid_head_means() -> torch.Tensor:
 def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
     """`head_ablation` of the ticket, zero or mean (means over the valid split), cached."""
     means = valid_head_means() if mode == "mean" else None
-    return head_ablation(_model(), _ids(text), target, mode, means)
+    return head_ablation(router().model, _ids(text), target, mode, means)
 
 
 # -- a ticket against an edit ------------------------------------------------------------------------------------------
@@ -87,7 +79,7 @@ def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
 def contrast(text_a: str, text_b: str, target: int) -> ContrastPatching:
     """`contrast_patching` of the ticket (a) against the edit (b) for the target team, cached per pair."""
     a, b = inspection(text_a).encoded, inspection(text_b).encoded
-    return contrast_patching(_model(), torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
+    return contrast_patching(router().model, torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
 
 
 # -- phrases --------------------------------------------------------------------------------------------------------
@@ -111,7 +103,7 @@ class PhraseResults:
 def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
     """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
     (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""
-    model = _model()
+    model = router().model
     ids = _ids(text)
     found = split_phrases(text, ids.numel())
     deletions = phrase_deletions(model, ids, found, target)

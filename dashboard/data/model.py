@@ -70,28 +70,26 @@ def _load_card(path: str, key: tuple) -> RouterCard:
     return load_card(path)
 
 
-def _weights_failed(exc: WeightsError) -> None:
-    fail("The router could not be loaded.", str(exc),
-         f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at a "
-         "`router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
+def _on_weights_file(load: Callable[[str, tuple], T]) -> T:
+    """`load(weights path, weights_stamp())`, or the page stopped on a readable message when the files are broken."""
+    try:
+        return load(str(weights_path()), weights_stamp())
+    except WeightsError as exc:
+        fail("The router could not be loaded.", str(exc),
+             f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at "
+             "a `router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
 
 
 def router() -> Router:
     """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
     use_server_threads()
-    try:
-        return _load_router(str(weights_path()), weights_stamp())
-    except WeightsError as exc:
-        _weights_failed(exc)
+    return _on_weights_file(_load_router)
 
 
 def card() -> RouterCard:
     """The router's vocabulary, teams and router.json without its weights (no torch), once per weights file; stops
     the page on failure. Enough to encode a ticket, name the teams and read stored predictions."""
-    try:
-        return _load_card(str(weights_path()), weights_stamp())
-    except WeightsError as exc:
-        _weights_failed(exc)
+    return _on_weights_file(_load_card)
 
 
 def cached_on_weights(*, show_spinner: bool | str = False, max_entries: int | None = None,

@@ -87,15 +87,13 @@ def _split_store() -> _Store:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _hash_files(files: tuple[str, ...], key: tuple) -> str:
-    return store.files_hash(Path(p) for p in files)
+def _hashes(weights: str, split_csv: str, key: tuple) -> tuple[str, str]:
+    return predictions.key_hashes(Path(weights), Path(split_csv))
 
 
 def _key_hashes(split: str) -> tuple[str, str]:
     """`ticketnet.predictions.key_hashes` of the current weights and the split's CSV, hashed once per file change."""
-    weights = predictions.weights_files(weights_path())
-    return (_hash_files(tuple(str(p) for p in weights), weights_stamp()),
-            _hash_files((str(split_path(split)),), data_stamp(split)))
+    return _hashes(str(weights_path()), str(split_path(split)), (weights_stamp(), data_stamp(split)))
 
 
 def _stored(split: str, kind: str) -> pd.DataFrame | None:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from ticketnet import paths
 from ticketnet._runtime.atomic import write_atomic
-from ticketnet._runtime.hashing import files_hash  # noqa: F401  (store.files_hash: the key's hash, for callers)
 
 PACKED_URL_LIMIT = 6_000          # characters of `?ztext=`; browsers and proxies take far more, but links stay sane
 TYPED_MAX_CHARS = 200_000         # never unpack or load more than this (a crafted link cannot inflate memory)
@@ -75,9 +74,7 @@ def load_table(path: Path) -> pd.DataFrame | None:
 
     try:
         return pd.read_parquet(path)
-    except FileNotFoundError:
-        return None
-    except Exception:                     # noqa: BLE001 - truncated or foreign file: recompute rather than fail
+    except Exception:                     # noqa: BLE001 - missing, truncated or foreign file: recompute, never fail
         return None
 
 

@@ -238,15 +238,16 @@ def test_stored_tables_are_keyed_by_the_data_and_survive_only_intact(small_data,
     import pandas as pd
 
     from dashboard.data import store
+    from ticketnet._runtime.hashing import files_hash
 
     df = pd.DataFrame({"ticket_id": ["T-1", "T-2"], "tau rollout": [0.5, float("nan")], "n": [3, 4]})
-    h1 = store.files_hash([small_data / "valid.csv"])
+    h1 = files_hash([small_data / "valid.csv"])
     path = store.table_path("interpret", "valid", "w" * 16, h1)
     assert store.save_table(path, df) and path.parent == private_cache / "splits"
     pd.testing.assert_frame_equal(store.load_table(path), df)
     assert not list(path.parent.glob(".*.tmp")), "written atomically, nothing left behind"
     (small_data / "valid.csv").write_text((small_data / "valid.csv").read_text() + "\n", encoding="utf-8")
-    assert store.files_hash([small_data / "valid.csv"]) != h1, "other data, another key"
+    assert files_hash([small_data / "valid.csv"]) != h1, "other data, another key"
     path.write_bytes(path.read_bytes()[:20])
     assert store.load_table(path) is None, "a truncated file counts as absent"
 

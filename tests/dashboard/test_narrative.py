@@ -102,3 +102,10 @@ def test_position_effect_on_shipped_tickets(artifacts, router, valid_rows):
     assert found["T-53049"].consistent >= 115 and found["T-53049"].median_deletion < -0.18
     # T-65052: deletion and replacement both move p(payments) by under 0.04: no position effect.
     assert not found["T-65052"].detected and abs(found["T-65052"].median_gap) < 0.01
+
+
+def test_the_pages_unit_names_are_the_library_s_units_in_its_order():
+    # narrative keeps its own copy so that the Tickets page imports no torch; the unit toggle's choices are its keys.
+    from ticketnet.interpret.interventions.units import UNIT_LABELS, UNITS
+
+    assert narrative.UNIT_NAMES == UNIT_LABELS and tuple(narrative.UNIT_NAMES) == UNITS
