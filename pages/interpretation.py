@@ -140,7 +140,10 @@ if has_effect:
             if len(rows):
                 st.dataframe(narrative.tidy_numbers(rows, 3), hide_index=True, width="stretch", column_config={
                     focus: st.column_config.NumberColumn(format="%.3f"),
-                    removal_header: st.column_config.NumberColumn(format="%.3f")})
+                    # A short label: a header as long as the title widens the column past the table's edge, and
+                    # its right-aligned numbers go out of sight.
+                    removal_header: st.column_config.NumberColumn("deleted: support (p)", format="%.3f",
+                                                                  help=removal_header)})
             else:
                 st.caption(md_escape(empty))
 
