@@ -90,11 +90,12 @@ if has_effect:
 ui.chart(charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
 
 with st.expander("Per-token numbers (table and CSV)"):
-    num_cols = [c for c in ti.per_token.columns if c not in ("position", "token")]
-    st.dataframe(narrative.tidy_numbers(ti.per_token, 4), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in num_cols
-                                if c != "evidence"})
-    ui.csv_download(ti.per_token, "per-token table (CSV)", f"ticketnet_{pick.label}_per_token.csv", key="dl_tokens")
+    # The effects in the unit chosen at the top, as the bars above, named with it (in the CSV too).
+    table = shown_tokens.rename(columns={c: f"{c}: support ({unit_name})" for c in (REMOVAL, UNK)})
+    num_cols = [c for c in table.columns if c not in ("position", "token", "evidence")]
+    st.dataframe(narrative.tidy_numbers(table, 4), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in num_cols})
+    ui.csv_download(table, "per-token table (CSV)", f"ticketnet_{pick.label}_per_token.csv", key="dl_tokens")
 
 # -- agreement ----------------------------------------------------------------------------------------------------
 if has_effect:

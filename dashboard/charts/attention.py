@@ -357,11 +357,20 @@ SIGNED_EFFECTS = sig.names(sig.EFFECTS)
 REMOVAL_SPACING = 8
 
 
+def _title_lines(title: str) -> list[str]:
+    """ "support for payments (logit difference)" as ["support for", "payments", "(logit difference)"]."""
+    head, _, unit = title.partition(" (")
+    lead = "support for "
+    lines = [lead.strip(), head[len(lead):]] if head.startswith(lead) else [head]
+    return lines + ([f"({unit}"] if unit else [])
+
+
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
            fmt: str = ".3f", width: float = 130, x_title: str | None = None) -> alt.Chart:
     """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal".
-    `x_title` "support for X (unit)" is drawn on two lines, "support for X" over "(unit)", to fit the panel."""
-    title = None if x_title is None else x_title.replace(" (", "\n(").split("\n")
+    `x_title` "support for X (unit)" is drawn on three lines, "support for", "X" and "(unit)", so a narrow panel
+    keeps the team's name."""
+    title = None if x_title is None else _title_lines(x_title)
     y_axis = (alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11) if show_labels
               else alt.Axis(labels=False, ticks=False, title=None))
     if kind == "signed":

@@ -336,3 +336,20 @@ def test_split_wide_interpretation_and_head_importance(small_data):
     at.switch_page(HEADS).run()
     _ok(at)
     assert not any("computed on the Interpretation page" in c.value for c in at.caption)
+
+
+def test_the_per_token_table_is_in_the_unit_chosen_and_says_so(app_env, router):
+    # The token bars follow the unit toggle; the per-token table beside them must hold the same numbers, named.
+    at = app_test().run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    logit = next(d.value for d in at.dataframe if "removal: support (logit difference)" in d.value.columns)
+    at.segmented_control(key="interp_unit").set_value("prob").run()
+    _ok(at)
+    prob = next(d.value for d in at.dataframe if "removal: support (probability)" in d.value.columns)
+    assert "unk replacement: support (probability)" in prob.columns
+    assert list(logit["token"]) == list(prob["token"])
+    top = int(prob["removal: support (probability)"].abs().idxmax())
+    # The same token's support has the same sign in both units (logit difference and p(team) move together).
+    assert (logit["removal: support (logit difference)"][top] > 0) == (prob["removal: support (probability)"][top] > 0)
+    assert not logit["removal: support (logit difference)"].equals(prob["removal: support (probability)"])

@@ -375,7 +375,7 @@ def test_removal_chart_titles_the_signed_effects_with_their_support():
     spec = charts.removal_chart(_per_token(), ["removal", "removal TV"], ["rollout"],
                                 support="support for payments (logit difference)").to_dict()
     removal, tv, rollout = spec["hconcat"]
-    assert removal["encoding"]["x"]["title"] == ["support for payments", "(logit difference)"]
+    assert removal["encoding"]["x"]["title"] == ["support for", "payments", "(logit difference)"]
     assert tv["encoding"]["x"]["title"] is None and rollout["encoding"]["x"]["title"] is None
     # A long team name is cut inside the panel, so the chart keeps its width (the browser test measures it).
     assert removal["encoding"]["x"]["axis"]["titleLimit"] == removal["width"]
