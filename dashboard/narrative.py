@@ -223,7 +223,7 @@ def ig_completeness(change: float, delta: float, steps: int, team: str) -> str:
 
 
 # -- route interventions (issue 13): units, edge knockout, patching, phrases ---------------------------------------
-UNIT_NAMES = {"logit_diff": "logit difference", "prob": "probability"}
+UNIT_NAMES = signals.UNIT_LABELS     # the library's names of the two units, read without torch
 
 
 def effect(value: float) -> str:

@@ -10,6 +10,11 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+# The two units every effect comes in (computed in interventions/units.py); named here, where no torch is needed, so
+# the dashboard's sentences and widgets read the same names.
+UNITS: tuple[str, ...] = ("logit_diff", "prob")        # logit difference first: the default for magnitudes
+UNIT_LABELS = {"logit_diff": "logit difference", "prob": "probability"}
+
 
 @dataclass(frozen=True)
 class Signal:

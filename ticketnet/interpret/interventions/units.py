@@ -7,8 +7,8 @@ import math
 import torch
 from torch import Tensor
 
-UNITS: tuple[str, ...] = ("logit_diff", "prob")        # logit difference first: the default for magnitudes
-UNIT_LABELS = {"logit_diff": "logit difference", "prob": "probability"}
+from ticketnet.interpret.signals import UNIT_LABELS, UNITS  # noqa: F401 (the units' names, re-exported)
+
 SUPPORT_RULE = ("support for a team = its score with the part − its score without it: positive where the part helps "
                 "the team (removing it lowers the score), negative where it works against the team")
 
