@@ -74,7 +74,14 @@ def make_router(seed: int = 0, **model_args):
 
     model = make_model(seed, **model_args)
     words = [f"w{i}" for i in range(model.config.vocab_size - 2)]
-    return Router(model, Vocab(itos=["<pad>", "<unk>", *words]))
+    return Router(model, Vocab(itos=["<pad>", "<unk>", *words]), make_teams(model.config.n_classes))
+
+
+def make_teams(n: int) -> tuple[str, ...]:
+    """Larkfield's teams for a five-way model, else team0, team1, ..."""
+    from ticketnet.data.synth import TEAMS
+
+    return TEAMS if n == len(TEAMS) else tuple(f"team{i}" for i in range(n))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet import TEAMS
+from ticketnet.data.synth import TEAMS
 from ticketnet.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,14 +25,15 @@ MAY_IMPORT: dict[str, set[str]] = {
     "metrics": set(),
     "predictions": {"_runtime", "paths", "data", "card", "router"},
     "predict": {"data", "card", "router"},
-    "train": {"_runtime", "paths", "data", "nn", "metrics", "card", "router", "predictions"},
+    "baseline": {"metrics"},
+    "train": {"_runtime", "paths", "data", "nn", "metrics", "baseline", "card", "router", "predictions"},
     "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
               "predict", "corpus", "bench"},
-    "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "corpus",
-                 "bench"},
+    "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
+                 "corpus", "bench"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from ticketnet import TEAMS, WEIGHTS, Router, WeightsError, data_dir, load_split
+from ticketnet import WEIGHTS, Router, WeightsError, data_dir, load_split
+from ticketnet.data.synth import TEAMS
 from ticketnet.data.text import Vocab, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +72,7 @@ def test_recorded_metrics_are_reproduced(router, split):
     if split.startswith("handwritten") and not path.is_file():
         pytest.skip(f"no {path.name} yet")
     recorded = router.meta["metrics"][split]
-    again = evaluate(router.model, load_split(path), router.vocab)
+    again = evaluate(router.model, load_split(path), router.vocab, router.teams)
     for key in ("accuracy", "macro_f1", "hard_accuracy"):          # ratios of counts: exact
         if key in recorded:
             assert again[key] == pytest.approx(recorded[key], abs=1e-9), key
@@ -91,7 +92,7 @@ def test_the_calibration_temperature_is_applied(router):
     assert cal["fitted_on"] == "valid" and cal["folded_into_head"] and 0.05 < cal["temperature"] < 20
     assert router.temperature == cal["temperature"]
     assert cal["valid_nll_after"] <= cal["valid_nll_before"]
-    seqs, labels = encode_rows(load_split(data_dir() / "valid.csv"), router.vocab, router.max_len)
+    seqs, labels = encode_rows(load_split(data_dir() / "valid.csv"), router.vocab, router.max_len, router.teams)
     assert fit_temperature(predict_logits(router.model, seqs), labels) == pytest.approx(1.0, abs=0.02)
 
 

@@ -58,7 +58,7 @@ def test_training_calibrates_on_valid_and_records_the_flag_thresholds(trained):
     data, out, card = trained
     router = Router.load(out / "router.pt")
     assert card["calibration"]["valid_nll_after"] <= card["calibration"]["valid_nll_before"] + 1e-9
-    seqs, labels = encode_rows(load_split(data / "valid.csv"), router.vocab, router.max_len)
+    seqs, labels = encode_rows(load_split(data / "valid.csv"), router.vocab, router.max_len, router.teams)
     assert fit_temperature(predict_logits(router.model, seqs), labels) == pytest.approx(1.0, abs=0.02)
     assert set(card["ood"]) >= {"min_confidence", "max_unknown_share"}
     assert router.ood["min_confidence"] == card["ood"]["min_confidence"]

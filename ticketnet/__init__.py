@@ -4,7 +4,7 @@
 # torch, so the dashboard's first page can draw from stored predictions while torch is still loading.
 _LAZY = {
     "Vocab": "ticketnet.data.text", "tokenize": "ticketnet.data.text",
-    "TEAMS": "ticketnet.data.tickets", "DataError": "ticketnet.data.tickets", "load_split": "ticketnet.data.tickets",
+    "DataError": "ticketnet.data.tickets", "load_split": "ticketnet.data.tickets",
     "RouterCard": "ticketnet.card", "WeightsError": "ticketnet.card", "load_card": "ticketnet.card",
     "WEIGHTS": "ticketnet.paths", "data_dir": "ticketnet.paths",
     "MultiHead": "ticketnet.nn.attention", "attention": "ticketnet.nn.attention",

@@ -38,48 +38,106 @@ def _synth(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train(args: argparse.Namespace) -> int:
-    from ticketnet.train import TrainConfig, train, train_seeds
+def _router_weights(args: argparse.Namespace) -> Path:
+    """The router.pt a command reads: --router DIR, else --weights FILE, else $TICKETNET_ROUTER / the shipped one."""
+    from ticketnet.paths import weights_path
 
-    seed = TrainConfig.seed if args.seed is None else args.seed
-    cfg = TrainConfig(seed=seed, epochs=args.epochs or TrainConfig.epochs, threads=args.threads)
-    data, out = Path(args.data) if args.data else None, Path(args.out) if args.out else None
-    card = train_seeds(args.seeds, data, out, cfg) if args.seeds else train(data, out, cfg)
+    if getattr(args, "router", None):
+        folder = Path(args.router)
+        if not folder.is_dir():
+            raise ValueError(f"--router {folder}: not a folder (a router folder holds router.pt, vocab.json, "
+                             f"router.json)")
+        return folder / "router.pt"
+    return Path(args.weights) if getattr(args, "weights", None) else weights_path()
+
+
+def _report(card: dict) -> None:
+    """The trained router's test figures beside its baseline's, per team."""
     t = card["metrics"]["test"]
-    print(f"best epoch {card['train']['best_epoch']}: test accuracy {t['accuracy']:.4f}, "
-          f"hard slice {t.get('hard_accuracy', float('nan')):.4f}, ECE {t['ece']:.4f}, "
-          f"temperature {card['calibration']['temperature']:.3f}")
+    b = card["baseline"]["metrics"]["test"]
+    lo, hi = t["accuracy_interval"]
+    print(f"best epoch {card['train']['best_epoch']} of {card['train']['epochs']} ({card['train']['recipe']} recipe): "
+          f"test accuracy {t['accuracy']:.4f} (95 % interval {lo:.3f}–{hi:.3f}, n = {t['n']:,}), macro F1 "
+          f"{t['macro_f1']:.4f}, ECE {t['ece']:.4f}"
+          + (f", hard slice {t['hard_accuracy']:.4f}" if "hard_accuracy" in t else ""))
+    print(f"a bag-of-words baseline (TF-IDF + logistic regression, C {card['baseline']['C']:g}) routes "
+          f"{b['accuracy']:.4f} of the test tickets (macro F1 {b['macro_f1']:.4f}); this router {t['accuracy']:.4f}")
+    width = max(len(team) for team in card["teams"])
+    for team, s in t["per_team"].items():
+        print(f"  {team:<{width}}  recall {s['recall']:.3f}  baseline {b['recall'][team]:.3f}  (n = {s['support']:.0f})")
     for name in ("handwritten_dev", "handwritten"):
         if name in card["metrics"]:
             print(f"{name}: accuracy {card['metrics'][name]['accuracy']:.4f}, ECE {card['metrics'][name]['ece']:.4f}")
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ticketnet.data.export import ExportColumns, parse_fractions
+    from ticketnet.train import TrainConfig, train, train_export, train_seeds
+
+    sizes = {k: v for k, v in (("d", args.d), ("heads", args.heads), ("blocks", args.blocks), ("d_ff", args.d_ff),
+                               ("max_len", args.max_len)) if v is not None}
+    cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
+                      threads=args.threads, recipe=args.recipe, **sizes)
+    data = Path(args.data) if args.data else None
+    out = Path(args.out) if args.out else None
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    if data is not None and data.is_file():
+        if out is None:
+            raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
+        texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
+        columns = ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
+                                id_given=args.id_column is not None)
+        card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log)
+    else:
+        if data is not None and not data.is_dir():
+            raise ValueError(f"--data {data}: no such file or folder")
+        if args.text_column or args.team_column or args.id_column or args.split != DEFAULT_SPLIT:
+            raise ValueError("--text-column, --team-column, --id-column and --split apply to --data FILE (an "
+                             "export), not to a folder of train/valid/test CSVs")
+        card = train_seeds(args.seeds, data, out, cfg, log) if args.seeds else train(data, out, cfg, log)
+    _report(card)
     return 0
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     from ticketnet.data.tickets import load_split
-    from ticketnet.paths import data_path
+    from ticketnet.paths import router_data
     from ticketnet.router import Router
     from ticketnet.train import evaluate
 
-    router = Router.load(args.weights)
-    path = Path(args.split) if args.split.endswith(".csv") else data_path() / f"{args.split}.csv"
-    m = evaluate(router.model, load_split(path), router.vocab)
-    print(f"{path}: {m['n']} tickets, accuracy {m['accuracy']:.4f}, macro F1 {m['macro_f1']:.4f}, ECE {m['ece']:.4f}"
+    weights = _router_weights(args)
+    router = Router.load(weights)
+    folder = router_data(weights.parent)
+    split = args.split or ("handwritten" if (folder / "handwritten.csv").is_file() else "test")
+    path = Path(split) if split.endswith(".csv") else folder / f"{split}.csv"
+    m = evaluate(router.model, load_split(path, router.teams), router.vocab, router.teams)
+    lo, hi = m["accuracy_interval"]
+    print(f"{path}: {m['n']} tickets, accuracy {m['accuracy']:.4f} (95 % interval {lo:.3f}–{hi:.3f}), "
+          f"macro F1 {m['macro_f1']:.4f}, ECE {m['ece']:.4f}"
           + (f", hard slice {m['hard_accuracy']:.4f} ({m['hard_n']})" if "hard_accuracy" in m else ""))
+    recorded = router.meta.get("baseline", {}).get("metrics", {}).get(path.stem)
+    if recorded is not None and path.parent == folder:
+        print(f"a bag-of-words baseline (TF-IDF + logistic regression) routes {recorded['accuracy']:.4f} of these "
+              f"tickets; this router {m['accuracy']:.4f}")
+    width = max(len(t) for t in router.teams)
     for team, s in m["per_team"].items():
-        print(f"  {team:<9} precision {s['precision']:.3f}  recall {s['recall']:.3f}  (n = {s['support']:.0f})")
+        print(f"  {team:<{width}} precision {s['precision']:.3f}  recall {s['recall']:.3f}  (n = {s['support']:.0f})")
     for style, s in m.get("per_style", {}).items():
         print(f"  style {style:<14} accuracy {s['accuracy']:.3f}  (n = {s['n']})")
     return 0
 
 
 def _predictions(args: argparse.Namespace) -> int:
-    from ticketnet.paths import data_path
+    from ticketnet.paths import router_data
     from ticketnet.predictions import FOLDER, write_predictions
     from ticketnet.router import Router
 
-    weights = Path(args.weights)
-    manifest = write_predictions(Router.load(weights), weights, Path(args.data) if args.data else data_path())
+    weights = _router_weights(args)
+    manifest = write_predictions(Router.load(weights), weights,
+                                 Path(args.data) if args.data else router_data(weights.parent))
     for split, entry in manifest["splits"].items():
         print(f"{split}: {entry['tickets']:,} tickets, accuracy {entry['accuracy']:.4f}")
     print(f"written to {weights.parent / FOLDER}")
@@ -94,7 +152,7 @@ def _predict(args: argparse.Namespace) -> int:
     from ticketnet.router import Router
 
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
-    router = Router.load(args.weights)
+    router = Router.load(_router_weights(args))
     if args.text is not None:
         report, notes = format_single(router, args.text)
         print(report)
@@ -118,6 +176,7 @@ def _scan(args: argparse.Namespace) -> int:
     import torch
 
     from ticketnet.corpus.engine import run_scan
+    from ticketnet.interpret.signals import ROLLOUT, TAU
 
     torch.set_num_threads(1)                           # the work runs in the workers; the client only merges
     last = [0.0]
@@ -134,7 +193,7 @@ def _scan(args: argparse.Namespace) -> int:
               f"partitions · {p.rate:,.0f} tickets/s · ETA {eta}   ", end="", file=sys.stderr, flush=True)
 
     summary = run_scan(args.input if len(args.input) > 1 else args.input[0], args.out, level=args.level, scheduler=args.scheduler, workers=args.workers,
-                       overwrite=args.overwrite, partition_size=args.partition_size, weights=args.weights,
+                       overwrite=args.overwrite, partition_size=args.partition_size, weights=_router_weights(args),
                        progress=progress, log=lambda m: print(m, file=sys.stderr))
     print(file=sys.stderr)
     routing = ", ".join(f"{t} {c:,}" for t, c in summary["routing"].items())
@@ -150,8 +209,15 @@ def _scan(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from ticketnet.bench.report import main as bench_main
+    from ticketnet.paths import ROUTER_ENV
+
+    if args.router:                                    # the bench's servers and cases all read the router from here
+        os.environ[ROUTER_ENV] = str(_router_weights(args).parent.resolve())
 
     return bench_main(args)
+
+
+DEFAULT_SPLIT = "0.8,0.1,0.1"
 
 
 def seed_list(text: str) -> list[int]:
@@ -170,7 +236,7 @@ def seed_list(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ticketnet.paths import SYNTH_SEED, TRAIN_SEED, WEIGHTS, WEIGHTS_ENV
+    from ticketnet.paths import SYNTH_SEED, TRAIN_SEED
 
     parser = argparse.ArgumentParser(prog="python -m ticketnet", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -182,34 +248,53 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write N corpus tickets (ids C-NNNNNNNN) as Parquet files of 50,000 rows under --out")
     p.set_defaults(func=_synth)
 
-    p = sub.add_parser("train", help="train the router and write weights/ atomically")
-    p.add_argument("--data", help="folder with train/valid/test.csv (default: data/)")
-    p.add_argument("--out", help="folder for router.pt, vocab.json, router.json (default: weights/)")
+    p = sub.add_parser("train", help="train a router on a folder of splits or on one export file, written atomically")
+    p.add_argument("--data", help="a folder with train/valid/test.csv (default: data/), or one CSV/Parquet export "
+                                  "to split into train/valid/test inside the router folder")
+    p.add_argument("--out", help="the router folder (default: weights/; needed with an export, e.g. routers/mine)")
+    p.add_argument("--text-column", action="append", metavar="NAME[,NAME]",
+                   help="export column(s) holding the text, joined one per line (default: text; e.g. subject,body)")
+    p.add_argument("--team-column", help="export column holding the team (default: team)")
+    p.add_argument("--id-column", help="export column holding the ticket id (default: ticket_id; made up if absent)")
+    p.add_argument("--split", default=DEFAULT_SPLIT, help=f"train,valid,test fractions of an export, stratified by "
+                                                          f"team (default: {DEFAULT_SPLIT})")
     seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=int, help=f"the run's seed (default: {TRAIN_SEED})")
+    seeds.add_argument("--seed", type=int, help=f"the run's seed, and the export split's (default: {TRAIN_SEED})")
     seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
                        help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
                             "--seeds 0-4, 35 min on 2 cores)")
-    p.add_argument("--epochs", type=int, help="passes over train.csv (default: 12)")
+    p.add_argument("--epochs", type=int, help="passes over train (default: by the recipe, 12 large, 40 small)")
+    p.add_argument("--recipe", choices=("large", "small"),
+                   help="training recipe (default: small below 5,000 training tickets, else large)")
+    p.add_argument("--d", type=int, help="model width (default 64)")
+    p.add_argument("--heads", type=int, help="heads per block (default 4)")
+    p.add_argument("--blocks", type=int, help="encoder blocks (default 2)")
+    p.add_argument("--d-ff", type=int, help="feed-forward width (default 128)")
+    p.add_argument("--max-len", type=int, help="tokens read per ticket (default 256)")
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=_train)
 
+    router_help = "a router folder (default: $TICKETNET_ROUTER, else the shipped weights/)"
     p = sub.add_parser("evaluate", help="score the router on a labelled split (valid, test, handwritten, ...) or CSV")
-    p.add_argument("split", nargs="?", default="handwritten", help="split name in data/ or a path to a .csv")
-    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.add_argument("split", nargs="?", help="split name in the router's data or a path to a .csv (default: "
+                                            "handwritten where the data has it, else test)")
+    p.add_argument("--router", help=router_help)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
     p.set_defaults(func=_evaluate)
 
     p = sub.add_parser("predictions", help="write the router's predictions on valid, test and handwritten beside its "
                                            "weights (training does this too), for the dashboard's first page")
-    p.add_argument("--data", help="folder with the split CSVs (default: data/)")
-    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.add_argument("--data", help="folder with the split CSVs (default: the router's data)")
+    p.add_argument("--router", help=router_help)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
     p.set_defaults(func=_predictions)
 
     p = sub.add_parser("predict", help="route tickets: a ticket_id,text CSV (file or stdin) or --text")
     p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")
     p.add_argument("--text", help="route this one ticket and print the team probabilities")
     p.add_argument("--out", help="write the CSV here (atomically) instead of stdout")
-    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.add_argument("--router", help=router_help)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
     p.add_argument("--batch-size", type=int, default=512)
     p.set_defaults(func=_predict)
 
@@ -223,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core)")
     p.add_argument("--overwrite", action="store_true", help="start afresh in a folder holding another scan")
     p.add_argument("--partition-size", type=int, default=50_000, help="tickets per task (default 50,000)")
-    p.add_argument("--weights", default=os.environ.get(WEIGHTS_ENV, str(WEIGHTS)))
+    p.add_argument("--router", help=router_help)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
     p.set_defaults(func=_scan)
 
     p = sub.add_parser("bench", help="measure the hot paths side by side and write a JSON report")
@@ -235,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus-memory", default="20000,100000", help="corpus sizes for the memory case ('' : skip)")
     p.add_argument("--corpus-page", action="append", metavar="SCAN_DIR", help="time the Corpus page on this scan")
     p.add_argument("--corpus-work", default="artifacts/bench/corpus", help="where corpora and scans are written")
+    p.add_argument("--router", help=router_help)
     p.set_defaults(func=_bench)
     return parser
 

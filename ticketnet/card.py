@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ticketnet.data.text import Vocab, tokenize
-from ticketnet.data.tickets import TEAMS
 from ticketnet.paths import WEIGHTS
 
 
@@ -70,7 +69,7 @@ class RouterCard:
     """The router without its weights: vocabulary, teams and `router.json` (configuration, metrics, calibration)."""
 
     vocab: Vocab
-    teams: tuple[str, ...] = TEAMS
+    teams: tuple[str, ...]
     meta: dict = field(default_factory=dict)
 
     @property
@@ -95,7 +94,7 @@ def load_card(weights: str | Path = WEIGHTS) -> RouterCard:
     for p in (weights, meta_path, vocab_path):
         if not p.is_file():
             raise WeightsError(f"{p}: not found; run `python -m ticketnet train` to make the router "
-                               f"(or point TICKETNET_WEIGHTS at a router.pt)")
+                               f"(or point TICKETNET_ROUTER at a router folder)")
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         config = meta["config"]
@@ -103,6 +102,10 @@ def load_card(weights: str | Path = WEIGHTS) -> RouterCard:
         int(config["max_len"])
     except (ValueError, KeyError, TypeError) as exc:
         raise WeightsError(f"{meta_path}: not a router description ({exc}); retrain or restore the file") from None
+    if (not all(isinstance(t, str) and t for t in teams) or len(set(teams)) != len(teams)
+            or len(teams) != config.get("n_classes", len(teams))):
+        raise WeightsError(f"{meta_path}: its teams are not {config.get('n_classes')} distinct names; "
+                           f"retrain or restore the file")
     try:
         vocab = Vocab.load(vocab_path)
     except ValueError as exc:

@@ -9,8 +9,13 @@ ROOT: Path = Path(__file__).resolve().parent.parent      # the repository (ticke
 WEIGHTS: Path = ROOT / "weights" / "router.pt"            # the shipped router; vocab.json and router.json beside it
 DATA: Path = ROOT / "data"                                # the shipped train.csv, valid.csv, test.csv
 
-WEIGHTS_ENV = "TICKETNET_WEIGHTS"                         # another router.pt (its vocab.json, router.json beside it)
-DATA_ENV = "TICKETNET_DATA"                               # another folder of train/valid/test CSVs
+ROUTERS: Path = ROOT / "routers"                          # routers trained on other exports (ignored by git)
+
+ROUTER_ENV = "TICKETNET_ROUTER"                           # the router folder to open (router.pt, vocab.json, ...)
+ROUTERS_ENV = "TICKETNET_ROUTERS"                         # the folder whose subfolders the dashboard lists as routers
+WEIGHTS_ENV = "TICKETNET_WEIGHTS"                         # older: a router.pt (its vocab.json, router.json beside it)
+DATA_ENV = "TICKETNET_DATA"                               # a folder of train/valid/test CSVs for a router without data/
+ROUTER_DATA = "data"                                      # a router folder's own splits, written by `train --data FILE`
 THREADS_ENV = "TICKETNET_TORCH_THREADS"                   # intra-op threads per dashboard computation
 CACHE_ENV = "TICKETNET_CACHE"                             # where results outlive a restart (default ~/.cache/ticketnet)
 SCANS_ENV = "TICKETNET_SCANS"                             # the Corpus page's scans and uploads (default artifacts/scans)
@@ -35,14 +40,37 @@ def _env_path(name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def router_dir() -> Path:
+    """The router folder to open: $TICKETNET_ROUTER, else the folder of $TICKETNET_WEIGHTS, else the shipped weights/."""
+    folder = _env_path(ROUTER_ENV)
+    if folder is not None:
+        return folder
+    weights = _env_path(WEIGHTS_ENV)
+    return weights.parent if weights is not None else WEIGHTS.parent
+
+
 def weights_path() -> Path:
-    """The router.pt to load: $TICKETNET_WEIGHTS, else the shipped weights/router.pt."""
-    return _env_path(WEIGHTS_ENV) or WEIGHTS
+    """The router.pt to load: $TICKETNET_WEIGHTS, else router.pt in `router_dir()`."""
+    if _env_path(ROUTER_ENV) is None and _env_path(WEIGHTS_ENV) is not None:
+        return _env_path(WEIGHTS_ENV)
+    return router_dir() / WEIGHTS.name
+
+
+def router_data(folder: Path) -> Path:
+    """The splits a router is read with: its own data/ when it has one (a router trained on an export), else
+    $TICKETNET_DATA, else the shipped data/."""
+    own = Path(folder) / ROUTER_DATA
+    return own if own.is_dir() else (_env_path(DATA_ENV) or DATA)
 
 
 def data_path() -> Path:
-    """The folder of ticket CSVs to read: $TICKETNET_DATA, else the shipped data/."""
-    return _env_path(DATA_ENV) or DATA
+    """The folder of ticket CSVs to read for the router of `router_dir()`."""
+    return router_data(router_dir())
+
+
+def routers_dir() -> Path:
+    """Where the dashboard looks for more routers, one per subfolder: $TICKETNET_ROUTERS, else routers/."""
+    return _env_path(ROUTERS_ENV) or ROUTERS
 
 
 def cache_dir() -> Path:

@@ -1,4 +1,4 @@
-"""The shipped router as one object: model, vocabulary and metadata, loaded safely, with encoding and prediction."""
+"""A router as one object: model, vocabulary and metadata, loaded safely, with encoding and prediction."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from torch import Tensor
 
 from ticketnet.card import DEFAULT_OOD, Encoded, RouterCard, WeightsError, encode_text, load_card
 from ticketnet.data.text import Vocab
-from ticketnet.data.tickets import TEAMS
 from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyTransformer, pad_batch
 from ticketnet.paths import WEIGHTS
@@ -49,7 +48,7 @@ class Assessment:
 class Router:
     model: TinyTransformer
     vocab: Vocab
-    teams: tuple[str, ...] = TEAMS
+    teams: tuple[str, ...]
     meta: dict = field(default_factory=dict)
 
     @property

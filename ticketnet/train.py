@@ -1,4 +1,4 @@
-"""Train the router on data/train.csv, keep the best epoch on valid, and write weights, vocabulary and card atomically."""
+"""Train a router on a folder of splits or on one export file, keep the best epoch on valid, and write its folder atomically."""
 
 from __future__ import annotations
 
@@ -8,30 +8,35 @@ import math
 import random
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from ticketnet._runtime.atomic import write_atomic
+from ticketnet._runtime.atomic import staged_folder, write_atomic
+from ticketnet.baseline import fit_baseline
+from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
-from ticketnet.data.tickets import TEAMS, is_hard, load_split
+from ticketnet.data.tickets import DataError, is_hard, load_split, team_list, teams_of
 from ticketnet.metrics import fit_temperature, summarize
 from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.paths import TRAIN_SEED, data_dir, weights_dir
+from ticketnet.paths import ROUTER_DATA, TRAIN_SEED, data_dir, weights_dir
 from ticketnet.predictions import write_predictions
 from ticketnet.router import Router, file_sha256
 
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """How a router is trained. Fields left at None take the recipe for the training set's size (`resolved`)."""
+
     seed: int = TRAIN_SEED
-    epochs: int = 12
+    epochs: int | None = None
     batch_size: int = 64
-    lr: float = 2e-3          # peak learning rate, after a one-epoch warm-up, then cosine decay
-    weight_decay: float = 0.01
+    lr: float | None = None   # peak learning rate, after a one-epoch warm-up, then cosine decay
+    weight_decay: float | None = None
     label_smoothing: float = 0.05
     min_freq: int = 2         # tokens seen once in train become <unk>, so the model learns to read <unk>
     threads: int = 2
@@ -40,14 +45,60 @@ class TrainConfig:
     dev_weight: float = 0.5   # weight of the hand-written development set's accuracy in the epoch score
     ood_accuracy: float = 0.67  # min_confidence: below it, valid tickets were routed right at most this often
     token_loss: float = 0.3   # weight of the per-token loss: every token's own logits must name the ticket's team
+    embed_scale: float | None = None  # token and position embeddings start at N(0, embed_scale²)
+    dropout: float | None = None
+    d: int = 64               # the model's shape (TinyConfig); recorded in router.json
+    heads: int = 4
+    blocks: int = 2
+    d_ff: int = 128
+    max_len: int = 256
+    recipe: str | None = None  # "large" or "small"; None: by the training set's size
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.epochs is not None and self.epochs < 1:
+            raise ValueError(f"--epochs must be at least 1, got {self.epochs}")
+        if self.d % self.heads:
+            raise ValueError(f"--d {self.d} is not a multiple of --heads {self.heads}")
+
+    def resolved(self, n_train: int) -> "TrainConfig":
+        """This config with every None taken from the recipe for `n_train` training tickets."""
+        recipe = self.recipe or ("small" if n_train < SMALL_DATA else "large")
+        if recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
+        chosen = {k: v for k, v in RECIPES[recipe].items() if getattr(self, k) is None}
+        return replace(self, recipe=recipe, **chosen)
+
+    def model_config(self, vocab_size: int, n_classes: int) -> TinyConfig:
+        return TinyConfig(vocab_size, d=self.d, h=self.heads, n_blocks=self.blocks, d_ff=self.d_ff,
+                          max_len=self.max_len, n_classes=n_classes, dropout=self.dropout)
+
+
+# Fewer training tickets than this take the small-data recipe. The large one trained the shipped router on 60,000
+# tickets. On a few hundred tickets it under-trains: at lr 2e-3 the N(0, 1) embeddings of rare words barely move in
+# the ~500 steps there are, so the small recipe starts them at a tenth of that scale, steps ten times harder for
+# longer, and regularises harder (measurements in docs/research-log.md).
+SMALL_DATA = 5_000
+RECIPES: dict[str, dict] = {
+    "large": {"epochs": 12, "lr": 2e-3, "weight_decay": 0.01, "embed_scale": 1.0, "dropout": 0.1},
+    "small": {"epochs": 40, "lr": 1e-2, "weight_decay": 0.1, "embed_scale": 0.1, "dropout": 0.3},
+}
 
 # Hand-written tickets, never trained on: the development set picks the epoch, the evaluation set is only reported.
 HANDWRITTEN = ("handwritten_dev", "handwritten")
 
 
-def encode_rows(rows: list[dict], vocab: Vocab, max_len: int) -> tuple[list[list[int]], torch.Tensor]:
+def encode_rows(rows: list[dict], vocab: Vocab, max_len: int,
+                teams: Sequence[str]) -> tuple[list[list[int]], torch.Tensor]:
+    """Token ids (truncated to `max_len`) and team indices in the order of `teams`."""
+    index = {t: i for i, t in enumerate(teams)}
     seqs = [vocab.encode(r["text"])[:max_len] for r in rows]
-    labels = torch.tensor([TEAMS.index(r["team"]) for r in rows])
+    try:
+        labels = torch.tensor([index[r["team"]] for r in rows], dtype=torch.long)
+    except KeyError as exc:
+        raise DataError(f"team {exc.args[0]!r} is not one of the router's teams ({team_list(teams)})") from None
     return seqs, labels
 
 
@@ -108,12 +159,22 @@ def predict_logits(model: TinyTransformer, seqs: list[list[int]], batch_size: in
     return out
 
 
-def evaluate(model: TinyTransformer, rows: list[dict], vocab: Vocab) -> dict:
-    """Accuracy, per-team scores, ECE, the hard slice, and accuracy per `style` when the rows have one."""
-    seqs, labels = encode_rows(rows, vocab, model.config.max_len)
+def accuracy_interval(correct: int, n: int) -> list[float]:
+    """Wilson 95 % interval of an accuracy of `correct` out of `n` (statsmodels)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(correct, n, alpha=0.05, method="wilson")
+    return [round(float(lo), 4), round(float(hi), 4)]
+
+
+def evaluate(model: TinyTransformer, rows: list[dict], vocab: Vocab, teams: Sequence[str]) -> dict:
+    """Accuracy (with its Wilson 95 % interval), per-team scores, ECE, the hard slice where the rows mark one
+    (`pattern`), and accuracy per `style` when the rows have one."""
+    seqs, labels = encode_rows(rows, vocab, model.config.max_len, teams)
     hard = torch.tensor([is_hard(r) for r in rows])
     groups = [r["style"] for r in rows] if rows and "style" in rows[0] else None
-    out = summarize(predict_seqs(model, seqs), labels, TEAMS, hard, groups)
+    out = summarize(predict_seqs(model, seqs), labels, tuple(teams), hard, groups)
+    out["accuracy_interval"] = accuracy_interval(round(out["accuracy"] * out["n"]), out["n"])
     if groups is not None:
         out["per_style"] = out.pop("per_group")
     return out
@@ -126,7 +187,8 @@ def fold_temperature(model: TinyTransformer, temperature: float) -> None:
         model.head.bias.div_(temperature)
 
 
-def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, target_accuracy: float) -> dict:
+def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, teams: Sequence[str],
+                   target_accuracy: float) -> dict:
     """Where a typed ticket stops looking like the training data, measured on valid (calibrated model).
 
     min_confidence: the largest confidence c (in steps of 0.01) such that valid tickets below c were routed right at
@@ -136,7 +198,7 @@ def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, targe
     from ticketnet.data.text import tokenize
     from ticketnet.router import Encoded
 
-    seqs, labels = encode_rows(rows, vocab, model.config.max_len)
+    seqs, labels = encode_rows(rows, vocab, model.config.max_len, teams)
     conf, pred = predict_seqs(model, seqs).max(dim=1)
     correct = pred.eq(labels)
     min_conf = 0.0
@@ -153,22 +215,35 @@ def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, targe
             "valid_unknown_share_p99": round(p99, 3)}
 
 
-def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = TrainConfig(),
-          log=print) -> dict:
-    """Train, keep the best valid epoch, write `router.pt`, `vocab.json`, `router.json` into `out`; return the card."""
-    data = data or data_dir()
-    out = out or weights_dir()
+ROUTER_MARKER = "router.json"      # what makes a folder a router's, so `--out` may replace it
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None) -> dict:
+    """Train on the splits in `data`, keep the best valid epoch, and write the router's files into `out` (a folder
+    being staged: nobody reads it yet). Returns the card."""
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
     aug_rng = random.Random(cfg.seed + 1)
-    train_rows, valid_rows, test_rows = (load_split(data / f"{s}.csv") for s in ("train", "valid", "test"))
-    hand = {name: load_split(data / f"{name}.csv") for name in HANDWRITTEN if (data / f"{name}.csv").is_file()}
+    train_rows = load_split(data / "train.csv")
+    teams = teams_of(train_rows, data)
+    valid_rows, test_rows = (load_split(data / f"{s}.csv", teams) for s in ("valid", "test"))
+    hand = {name: load_split(data / f"{name}.csv", teams) for name in HANDWRITTEN if (data / f"{name}.csv").is_file()}
+    cfg = cfg.resolved(len(train_rows))
     vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
-    model = TinyTransformer(TinyConfig(len(vocab)))
-    seqs, labels = encode_rows(train_rows, vocab, model.config.max_len)
-    valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len)
-    dev = encode_rows(hand["handwritten_dev"], vocab, model.config.max_len) if "handwritten_dev" in hand else None
+    model = TinyTransformer(cfg.model_config(len(vocab), len(teams)))
+    if cfg.embed_scale != 1.0:
+        with torch.no_grad():
+            model.embed.weight.mul_(cfg.embed_scale)
+            model.position.weight.mul_(cfg.embed_scale)
+    seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
+    valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len, teams)
+    dev = (encode_rows(hand["handwritten_dev"], vocab, model.config.max_len, teams)
+           if "handwritten_dev" in hand else None)
 
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = math.ceil(len(seqs) / cfg.batch_size)
@@ -176,6 +251,8 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / steps_per_epoch) * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
 
+    log(f"{len(train_rows):,} training tickets, {len(teams)} teams, {len(vocab):,} tokens; {cfg.recipe} recipe: "
+        f"{cfg.epochs} epochs at lr {cfg.lr:g}")
     best, best_state, history = -1.0, None, []
     start, cpu_start = time.perf_counter(), time.process_time()
     for epoch in range(1, cfg.epochs + 1):
@@ -198,9 +275,10 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
             entry["handwritten_dev_accuracy"] = round(dev_acc, 4)
             score = (1 - cfg.dev_weight) * valid_acc + cfg.dev_weight * dev_acc
         history.append(entry)
-        log(f"epoch {epoch:2d}  loss {loss_sum / len(seqs):.4f}  valid accuracy {valid_acc:.4f}"
+        elapsed = time.perf_counter() - start
+        log(f"epoch {epoch:2d}/{cfg.epochs}  loss {loss_sum / len(seqs):.4f}  valid accuracy {valid_acc:.4f}"
             + (f"  hand-written dev {entry['handwritten_dev_accuracy']:.4f}" if dev is not None else "")
-            + f"  ({time.perf_counter() - start:.0f} s)")
+            + f"  ({_duration(elapsed)}, about {_duration(elapsed / epoch * (cfg.epochs - epoch))} left)")
         if score > best:
             best, best_epoch = score, epoch
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -219,25 +297,38 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
                    "valid_nll_before": round(nll_before, 4),
                    "valid_nll_after": round(F.cross_entropy(valid_logits / temperature, valid_labels).item(), 4)}
     names = ("train", "valid", "test", *hand)
+    evaluated = {"valid": valid_rows, "test": test_rows, **hand}
+    log("fitting the TF-IDF + logistic regression baseline on the same splits")
     card = {
         "config": model.config.to_dict(),
-        "teams": list(TEAMS),
-        "train": {**cfg.__dict__, "best_epoch": best_epoch, "score": round(best, 6), "seconds": seconds,
-                  "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history},
+        "teams": list(teams),
+        "train": {**cfg.__dict__, "tickets": len(train_rows), "best_epoch": best_epoch, "score": round(best, 6),
+                  "seconds": seconds, "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history},
         "calibration": calibration,
-        "ood": ood_thresholds(model, valid_rows, vocab, cfg.ood_accuracy),
+        "ood": ood_thresholds(model, valid_rows, vocab, teams, cfg.ood_accuracy),
         "data_sha256": {s: file_sha256(data / f"{s}.csv") for s in names},
-        "metrics": {"valid": evaluate(model, valid_rows, vocab), "test": evaluate(model, test_rows, vocab),
-                    **{name: evaluate(model, rows, vocab) for name, rows in hand.items()}},
+        "metrics": {name: evaluate(model, rows, vocab, teams) for name, rows in evaluated.items()},
+        "baseline": fit_baseline(train_rows, valid_rows, teams, evaluated, seed=cfg.seed),
+        **(extra or {}),
     }
-    router = Router(model, vocab, TEAMS, card)
+    router = Router(model, vocab, teams, card)
     save_router(router, out)
     write_predictions(router, out / "router.pt", data)    # the evaluation splits' predictions, for the dashboard
     return card
 
 
+def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = TrainConfig(),
+          log: Callable[[str], None] = print, extra: dict | None = None) -> dict:
+    """Train on the train/valid/test CSVs in `data`, keep the best valid epoch, and write `router.pt`, `vocab.json`,
+    `router.json` and `predictions/` into `out` as one folder swap: an interrupted run leaves `out` as it was."""
+    data = data or data_dir()
+    with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
+        return _fit(data, stage, cfg, log, extra)
+
+
 def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
-                cfg: TrainConfig = TrainConfig(), log=print) -> dict:
+                cfg: TrainConfig = TrainConfig(), log: Callable[[str], None] = print,
+                extra: dict | None = None) -> dict:
     """Train once per seed and keep the run whose kept epoch scores best by the training rule (ties: the first seed).
 
     Each run is the same recipe, so the seeds differ only in initialisation, batch order and augmentation; the
@@ -247,15 +338,19 @@ def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = N
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     data = data or data_dir()
-    out = out or weights_dir()
-    out.mkdir(parents=True, exist_ok=True)
+    with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
+        return _fit_seeds(seeds, data, stage, cfg, log, extra)
+
+
+def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None],
+               extra: dict | None) -> dict:
     runs, best = [], None
     with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
         for seed in seeds:
             log(f"seed {seed}")
             run_dir = Path(tmp) / f"seed-{seed}"
             run_dir.mkdir()
-            card = train(data, run_dir, replace(cfg, seed=seed), log=log)
+            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra)
             t, m = card["train"], card["metrics"]
             runs.append({"seed": seed, "best_epoch": t["best_epoch"], "score": t["score"], "seconds": t["seconds"],
                          "valid_accuracy": round(m["valid"]["accuracy"], 4),
@@ -271,10 +366,33 @@ def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = N
     return router.meta
 
 
+def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns(),
+                 fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
+                 seeds: list[int] | None = None, log: Callable[[str], None] = print) -> dict:
+    """A router from one export file: checked, split (stratified by team, seeded by `cfg.seed`) into the router
+    folder's data/, trained there, all in one folder swap. Bad input raises DataError before anything is written."""
+    found = read_export(export, columns)
+    rows = found.rows
+    splits = split_export(rows, fractions, seed=cfg.seed)
+    extra = {"export": {"file": Path(export).name, "sha256": file_sha256(export), "tickets": len(rows),
+                        "text_columns": list(columns.text), "team_column": columns.team,
+                        "id_column": None if found.ids_made_up else columns.ticket_id,
+                        "split": list(fractions), "split_seed": cfg.seed,
+                        "split_tickets": {name: len(part) for name, part in splits.items()}}}
+    log(f"{Path(export).name}: {len(rows):,} tickets, split " + ", ".join(f"{n} {len(p):,}" for n, p in splits.items()))
+    with staged_folder(out, ROUTER_MARKER) as stage:
+        data = stage / ROUTER_DATA
+        for name, part in splits.items():
+            write_atomic(data / f"{name}.csv", splits_csv(part))
+        if seeds:
+            return _fit_seeds(seeds, data, stage, cfg, log, extra)
+        return _fit(data, stage, cfg, log, extra)
+
+
 def save_router(router: Router, out: Path) -> None:
     """Write the three files atomically; the weights last, so a reader never sees new weights with an old card."""
     buf = io.BytesIO()
     torch.save(router.model.state_dict(), buf)
     router.vocab.save(out / "vocab.json")
-    write_atomic(out / "router.json", (json.dumps(router.meta, indent=1) + "\n").encode("utf-8"))
+    write_atomic(out / "router.json", (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     write_atomic(out / "router.pt", buf.getvalue())

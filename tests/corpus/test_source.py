@@ -8,6 +8,7 @@ import pytest
 from tests.corpus.conftest import write_csv
 from ticketnet.__main__ import main
 from ticketnet.corpus.source import input_files, open_source, read_partition
+from ticketnet.data.synth import TEAMS
 from ticketnet.data.tickets import DataError
 
 ROWS = [{"ticket_id": "a1", "text": "My card was charged twice", "team": "payments"},
@@ -16,7 +17,7 @@ ROWS = [{"ticket_id": "a1", "text": "My card was charged twice", "team": "paymen
 
 
 def _check(path, tmp_path):
-    return open_source(path, tmp_path / "staging", 2)
+    return open_source(path, tmp_path / "staging", 2, TEAMS)
 
 
 def test_a_csv_is_staged_in_partitions_and_read_back(tmp_path):

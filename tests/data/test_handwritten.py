@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ticketnet.data.tickets import TEAMS, load_split
+from ticketnet.data.synth import TEAMS
+from ticketnet.data.tickets import load_split
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 STYLES = ("plain", "contrast", "two_topics", "terse", "long", "typo")

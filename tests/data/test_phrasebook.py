@@ -14,7 +14,7 @@ from ticketnet.data.synth import generator, phrases, slots
 from ticketnet.data.synth.phrases import (
     MINOR_TAILS, PHRASEBOOK, SHORT, SLOTS, SUBINTENTS, PhrasebookError, load, problems,
 )
-from ticketnet.data.tickets import TEAMS
+from ticketnet.data.synth import TEAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = ("shared.toml", *(f"{team}.toml" for team in TEAMS))

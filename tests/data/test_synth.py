@@ -17,7 +17,8 @@ from ticketnet.data.synth import (
 from ticketnet.data.synth import generator
 from ticketnet.data.synth.corpus import FILE_ROWS, corpus_rows
 from ticketnet.data.text import tokenize
-from ticketnet.data.tickets import HARD_PATTERNS, TEAMS, load_split
+from ticketnet.data.synth import TEAMS
+from ticketnet.data.tickets import HARD_PATTERNS, load_split
 from ticketnet.paths import CORPUS_SEED
 
 ROOT = Path(__file__).resolve().parents[2]

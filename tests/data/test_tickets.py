@@ -2,7 +2,8 @@
 
 import pytest
 
-from ticketnet.data.tickets import TEAMS, DataError, load_split
+from ticketnet.data.synth import TEAMS
+from ticketnet.data.tickets import DataError, load_split, teams_of
 
 HEADER = "ticket_id,text,team,evidence\n"
 
@@ -32,6 +33,7 @@ def test_loads_rows_as_dicts(tmp_path):
     (HEADER, "no tickets after the header"),
     (HEADER + "T-1,,payments,\n", "line 2: empty text for ticket T-1"),
     (HEADER + "T-1,hello,billing,\n", "line 2: unknown team 'billing'"),
+    (HEADER + "T-1,hello, ,\n", "line 2: empty team for ticket T-1"),
     (HEADER + "T-1,hello,payments,\nT-2,hi,returns,\nT-1,again,returns,\n", "line 4: duplicate ticket_id 'T-1' \\(first on line 2\\)"),
     (HEADER + "T-1,hello,payments\n", "line 2: wrong number of fields"),
     (HEADER + "T-1,hello,payments,,extra\n", "line 2: wrong number of fields"),
@@ -40,7 +42,7 @@ def test_loads_rows_as_dicts(tmp_path):
 def test_malformed_files_name_the_file_and_line(tmp_path, content, message):
     p = write(tmp_path, content)
     with pytest.raises(DataError, match=message) as err:
-        load_split(p)
+        load_split(p, teams=TEAMS)
     assert str(p) in str(err.value)
 
 
@@ -67,3 +69,30 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path):
 
 def test_teams_are_the_five_charters():
     assert TEAMS == ("payments", "delivery", "returns", "product", "account")
+
+
+def test_any_team_name_is_read_exactly_when_no_team_list_is_given(tmp_path):
+    p = write(tmp_path, HEADER + 'T-1,hello,Tier-2 Réseau,\nT-2,hi," billing & refunds ",\nT-3,yo,网络,\n')
+    assert [r["team"] for r in load_split(p)] == ["Tier-2 Réseau", "billing & refunds", "网络"]
+    with pytest.raises(DataError, match="unknown team '网络'"):
+        load_split(p, teams=("Tier-2 Réseau", "billing & refunds"))
+
+
+def test_teams_of_sorts_by_name_or_follows_teams_txt(tmp_path):
+    rows = [{"team": t} for t in ("zeta", "Alpha", "beta", "zeta")]
+    assert teams_of(rows) == ("Alpha", "beta", "zeta")
+    (tmp_path / "teams.txt").write_text("zeta\nbeta\nAlpha\nunused\n")
+    assert teams_of(rows, tmp_path) == ("zeta", "beta", "Alpha", "unused")
+    (tmp_path / "teams.txt").write_text("zeta\nbeta\n")
+    with pytest.raises(DataError, match="does not list the team"):
+        teams_of(rows, tmp_path)
+    with pytest.raises(DataError, match="only one team"):
+        teams_of([{"team": "solo"}] * 3)
+    with pytest.raises(DataError, match="201 teams"):
+        teams_of([{"team": f"t{i}"} for i in range(201)])
+
+
+def test_the_shipped_data_names_larkfields_teams_in_the_routers_order():
+    from ticketnet import data_dir, load_card
+
+    assert teams_of(load_split(data_dir() / "train.csv"), data_dir()) == TEAMS == load_card().teams

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import make_model
 from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
-from ticketnet.data.tickets import TEAMS, DataError
+from ticketnet.data.synth import TEAMS
+from ticketnet.data.tickets import DataError
 from ticketnet.interpret import (
     attention_rollout, counterfactual_batch, counterfactual_probs, probability_drop, rollout_to_pooled,
     total_variation,

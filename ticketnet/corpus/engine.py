@@ -175,7 +175,8 @@ def run_scan(input_path: str | Path | list, out: str | Path, level: str = "full"
         raise ScanError(f"{out} is a folder that holds no scan; choose an empty or new --out, or --overwrite")
     elif overwrite:
         _clear(out)
-    source = open_source(input_path, out / "input", partition_size, log, files, new["input"]["sha256"])
+    source = open_source(input_path, out / "input", partition_size, router.teams, log, files,
+                         new["input"]["sha256"])
     parts = list(source.partitions)
     pending = [p for p in parts if not _finished(out, p, level)]
     new["input"].update(tickets=source.tickets, labelled=source.labelled)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ticketnet._runtime.hashing import files_hash
 from ticketnet.data.text import tokenize
-from ticketnet.data.tickets import TEAMS, DataError
+from ticketnet.data.tickets import DataError, team_list
 
 SUFFIXES = (".csv", ".parquet")
 COLUMNS = ("ticket_id", "text", "team")          # team is optional: with it the scan reports accuracy
@@ -74,7 +74,9 @@ class _Checker:
     An id is remembered as one integer (its row in the whole input), not as text: a million ids stay in about
     100 MB on the client."""
 
-    def __init__(self) -> None:
+    def __init__(self, teams: Sequence[str]) -> None:
+        self.teams = frozenset(teams)
+        self.named = tuple(teams)
         self.seen: dict[str, int] = {}
         self.files: list[tuple[int, str]] = []     # (first global row, file) of each file begun
         self.rows = 0
@@ -101,9 +103,9 @@ class _Checker:
             raise DataError(f"{where}: ticket {tid} has no words, numbers or punctuation to read")
         team = None if team is None or str(team).strip() == "" else str(team).strip()
         if team is not None:
-            if team not in TEAMS:
-                raise DataError(f"{where}: unknown team {team!r} for ticket {tid}; expected one of {', '.join(TEAMS)} "
-                                "or nothing")
+            if team not in self.teams:
+                raise DataError(f"{where}: unknown team {team!r} for ticket {tid}; this router's teams are "
+                                f"{team_list(self.named)} (or leave it empty)")
             self.labelled = True
         return tid, text, team
 
@@ -204,7 +206,7 @@ def _stage_csv(path: Path, staged: Path, check: _Checker, partition_size: int) -
     return rows
 
 
-def open_source(path: str | Path | list, staging: Path, partition_size: int,
+def open_source(path: str | Path | list, staging: Path, partition_size: int, teams: Sequence[str],
                 progress: Callable[[str], None] | None = None, files: list[Path] | None = None,
                 sha256: str | None = None) -> Source:
     """Check every row of the input (columns, empty texts, duplicate ids across files, UTF-8) and cut it into
@@ -213,7 +215,7 @@ def open_source(path: str | Path | list, staging: Path, partition_size: int,
         raise ValueError(f"partition size must be at least 1, got {partition_size}")
     files = files or input_files(path)
     sha256 = sha256 or input_hash(files)
-    check = _Checker()
+    check = _Checker(teams)
     parts: list[Partition] = []
     total = 0
     for k, f in enumerate(files):

@@ -1,13 +1,16 @@
-"""Larkfield's ticket splits: the teams, the hard slice, and a strict CSV loader."""
+"""Labelled ticket splits: a strict CSV loader, the teams a split names, and the hard slice where a split marks one."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-TEAMS: tuple[str, ...] = ("payments", "delivery", "returns", "product", "account")
 REQUIRED_COLUMNS: tuple[str, ...] = ("ticket_id", "text", "team")
+
+MIN_TEAMS, MAX_TEAMS = 2, 200
+TEAMS_FILE = "teams.txt"          # optional, in a data folder: the teams in the order a router keeps them
 
 # The hard slice: tickets whose request is negated, shares the ticket with another topic, or is ambiguous.
 HARD_PATTERNS: tuple[str, ...] = ("negated", "two_topics", "ambiguous")
@@ -44,8 +47,10 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_COLUMNS) -> list[dict[str, str]]:
-    """Rows of a ticket CSV given as text; `source` names the file in errors."""
+def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_COLUMNS,
+                  teams: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """Rows of a ticket CSV given as text; `source` names the file in errors. A `team` must be non-empty (surrounding
+    spaces are dropped, the rest kept exactly) and, when `teams` is given, one of them."""
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
         header = reader.fieldnames or []
@@ -72,9 +77,13 @@ def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_C
             seen[tid] = line
             if not row["text"].strip():
                 raise DataError(f"{source}, line {line}: empty text for ticket {tid}")
-            if "team" in required and row["team"] not in TEAMS:
-                raise DataError(f"{source}, line {line}: unknown team {row['team']!r} for ticket {tid}; "
-                                f"expected one of {', '.join(TEAMS)}")
+            if "team" in required:
+                row["team"] = row["team"].strip()
+                if not row["team"]:
+                    raise DataError(f"{source}, line {line}: empty team for ticket {tid}")
+                if teams is not None and row["team"] not in teams:
+                    raise DataError(f"{source}, line {line}: unknown team {row['team']!r} for ticket {tid}; "
+                                    f"expected one of {team_list(teams)}")
             row["ticket_id"] = tid
             rows.append(row)
     except csv.Error as exc:
@@ -84,10 +93,39 @@ def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_C
     return rows
 
 
-def load_split(path: str | Path) -> list[dict[str, str]]:
-    """Rows of a labelled split as dicts (`ticket_id`, `text`, `team`, `evidence`, ...); raises `DataError`."""
+def load_split(path: str | Path, teams: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """Rows of a labelled split as dicts (`ticket_id`, `text`, `team`, and `evidence`, `pattern`, ... where the file
+    has them); with `teams`, every team must be one of them. Raises `DataError`."""
     path = Path(path)
-    return parse_tickets(_read_text(path), str(path))
+    return parse_tickets(_read_text(path), str(path), teams=teams)
+
+
+def team_list(teams: Sequence[str], limit: int = 12) -> str:
+    """The teams for a message: all of them, or the first `limit` and how many more."""
+    shown = ", ".join(repr(t) for t in teams[:limit])
+    return shown + (f" and {len(teams) - limit} more" if len(teams) > limit else "")
+
+
+def teams_of(rows: Sequence[Mapping[str, str]], folder: Path | None = None) -> tuple[str, ...]:
+    """The teams of a training split in a fixed order: the order of `teams.txt` in `folder` when there is one (every
+    team of `rows` must be in it), else sorted by name. Raises DataError for fewer than 2 or more than 200 teams."""
+    found = {r["team"] for r in rows}
+    listed = Path(folder) / TEAMS_FILE if folder is not None else None
+    if listed is not None and listed.is_file():
+        order = tuple(t.strip() for t in _read_text(listed).splitlines() if t.strip())
+        if len(set(order)) != len(order):
+            raise DataError(f"{listed}: a team is listed twice")
+        missing = sorted(found - set(order))
+        if missing:
+            raise DataError(f"{listed}: does not list the team(s) {team_list(missing)} found in the training split")
+    else:
+        order = tuple(sorted(found))
+    if len(order) < MIN_TEAMS:
+        raise DataError(f"only one team ({team_list(order)}) in the training data; a router needs at least "
+                        f"{MIN_TEAMS} teams to choose between")
+    if len(order) > MAX_TEAMS:
+        raise DataError(f"{len(order)} teams in the training data; ticketnet reads at most {MAX_TEAMS}")
+    return order
 
 
 def load_unlabelled(path: str | Path) -> list[dict[str, str]]:

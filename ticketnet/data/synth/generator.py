@@ -20,7 +20,8 @@ from ticketnet.data.synth.phrases import (
 )
 from ticketnet.data.synth.slots import Segments, fill
 from ticketnet.data.text import tokenize
-from ticketnet.data.tickets import TEAMS
+from ticketnet.data.synth.teams import TEAMS
+from ticketnet.data.tickets import TEAMS_FILE
 from ticketnet.paths import SYNTH_SEED, data_dir
 
 DEFAULT_SIZES = (60000, 1500, 1500)
@@ -371,12 +372,14 @@ def to_csv(rows: list[dict]) -> bytes:
 
 def write_splits(out_dir: Path | None = None, seed: int = SYNTH_SEED,
                  sizes: tuple[int, int, int] = DEFAULT_SIZES) -> dict[str, Path]:
-    """Write train.csv, valid.csv and test.csv atomically into `out_dir` (default: the shipped data/)."""
+    """Write train.csv, valid.csv and test.csv atomically into `out_dir` (default: the shipped data/), with
+    teams.txt naming the teams in the order a router trained on them keeps."""
     out_dir = Path(out_dir) if out_dir is not None else data_dir()
     paths = {}
     for split, rows in generate(seed, sizes).items():
         paths[split] = out_dir / f"{split}.csv"
         write_atomic(paths[split], to_csv(rows))
+    write_atomic(out_dir / TEAMS_FILE, ("\n".join(TEAMS) + "\n").encode("utf-8"))
     return paths
 
 

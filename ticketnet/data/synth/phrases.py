@@ -11,7 +11,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from types import MappingProxyType
 
-from ticketnet.data.tickets import TEAMS
+from ticketnet.data.synth.teams import TEAMS
 
 # The placeholders a template may name: the slots the generator fills ({order}, {amount}, ...).
 SLOTS = frozenset({"order", "ref", "amount", "amount2", "date", "days", "card", "paymethod", "courier", "code", "email",
