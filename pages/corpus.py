@@ -13,9 +13,14 @@ from dashboard.text import md_escape
 from ticketnet import DataError
 from ticketnet.interpret import DISAGREEMENT, ROLLOUT, TAU
 
-FOLDER_KEY = "corpus_folder"
+FOLDER_KEY = corpus_data.FOLDER_KEY
 TABLE_KEY = "corpus_table"
 PICK_KEY = "corpus_pick_id"
+CONFUSION_KEY = "corpus_confusion"
+CONFUSION_RESET = "_corpus_confusion_reset"       # bumped to draw the matrix afresh, its selection cleared
+# Widths of the ticket filters: each label and value whole on one line ("Predicted team", "any", "input order");
+# the row wraps where the window is narrow.
+FILTER_WIDTHS = (150, 150, 150, 140, 170, 230, 230)
 
 st.title("Corpus")
 st.caption("A whole ticket stream, interpreted ticket by ticket on a Dask cluster (`python -m ticketnet scan`): where "
@@ -60,8 +65,7 @@ if not scans:
     st.stop()
 
 names = [str(p) for p in scans]
-if st.session_state.get(FOLDER_KEY) not in names:
-    st.session_state[FOLDER_KEY] = names[0]
+corpus_data.restore_scan(names)                  # the scan a link names, or the session's
 folder = Path(st.selectbox("Scan", names, key=FOLDER_KEY, format_func=lambda p: Path(p).name,
                            help=f"Finished scans under {corpus_data.scans_root()} (set TICKETNET_SCANS to look "
                                 "elsewhere); `python -m ticketnet scan INPUT --out FOLDER` makes one."))
@@ -80,33 +84,38 @@ st.caption(f"{summary['tickets']:,} tickets · level **{scan.level}**: {LEVEL_HA
            f"`{scan.manifest['weights']['sha256'][:12]}` · input `{scan.manifest['input']['sha256'][:12]}`")
 
 # -- summary ---------------------------------------------------------------------------------------------------
+# Pieces of fixed width in rows that wrap, as on the Tickets page: side by side where the window has room, one
+# under the other at 1000 px (st.columns squeezed the matrix, the scatter and the filters to unreadable widths).
 st.header("Summary", divider="gray")
-m = st.columns(4)
-m[0].metric("tickets", f"{summary['tickets']:,}")
-m[1].metric("accuracy", f"{summary['accuracy']:.3f}" if labelled else "no labels",
-            help=f"on the {summary['labelled']:,} tickets with a team" if labelled else "the input had no team column")
-m[2].metric("truncated", f"{summary['truncated']:,}", help="longer than the router reads (256 tokens)")
+sorts = [s for s in corpus_data.SORTS if scan.level != "route" or "disagrees" not in s]
+corpus_data.restore_view(teams, sorts)           # the choices below: from a link, else kept for the session
+metrics = st.container(horizontal=True, gap="medium")
+metrics.metric("tickets", f"{summary['tickets']:,}", width="content")
+metrics.metric("accuracy", f"{summary['accuracy']:.3f}" if labelled else "no labels", width="content",
+               help=f"on the {summary['labelled']:,} tickets with a team" if labelled else "the input had no team "
+                                                                                            "column")
+metrics.metric("truncated", f"{summary['truncated']:,}", help="longer than the router reads (256 tokens)",
+               width="content")
 if ROLLOUT.name in summary.get(TAU, {}):
-    m[3].metric("mean τ, rollout vs effect", f"{summary[TAU][ROLLOUT.name]['mean']:.3f}",
-                help="Kendall τ between attention rollout and the deletion effect, averaged over tickets")
-c1, c2 = st.columns(2, gap="large")
-with c1:
+    metrics.metric("mean τ, rollout vs effect", f"{summary[TAU][ROLLOUT.name]['mean']:.3f}", width="content",
+                   help="Kendall τ between attention rollout and the deletion effect, averaged over tickets")
+overview = st.container(horizontal=True, gap="large")
+with overview.container(width=corpus_charts.SUMMARY_PX):
     st.subheader("Routing mix")
     ui.chart(corpus_charts.routing_chart, summary, width="stretch")
-with c2:
     st.subheader("Confidence")
     ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
 cell = None
 if labelled:
     from dashboard.charts import attention as charts
 
-    st.subheader("Confusion matrix")
-    left, _ = st.columns([2, 3])
-    with left:
-        event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key="corpus_confusion",
-                                on_select="rerun", selection_mode=charts.CONFUSION_PARAM)
-    cells = ui.selection(event, charts.CONFUSION_PARAM)
-    cell = cells[0] if cells else None
+    with overview.container(width="content"):
+        st.subheader("Confusion matrix")
+        confusion_key = f"{CONFUSION_KEY}_{st.session_state.get(CONFUSION_RESET, 0)}"
+        fresh = confusion_key not in st.session_state            # drawn afresh: after another page, or a link
+        event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
+                                on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
+    cell = corpus_data.confusion_cell(ui.selection(event, charts.CONFUSION_PARAM), fresh)
 
 # -- reliance ---------------------------------------------------------------------------------------------------
 st.header("What the router relies on, per team", divider="gray")
@@ -114,9 +123,11 @@ if scan.tokens is None:
     st.info("This scan was made at level *route*: it has each ticket's team and confidence, but no deletion effects "
             "or attention. Scan with `--level effects` or `full` to see what the router relies on.")
 else:
-    r1, r2 = st.columns([1, 1])
-    team = r1.segmented_control("Team", teams, default=teams[0], key="corpus_team", required=True) or teams[0]
-    min_tickets = r2.number_input("Tokens seen in at least … tickets", 1, 100_000, 5, key="corpus_min_tickets")
+    choice = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
+    team = choice.segmented_control("Team", teams, key="corpus_team", required=True,
+                                    width="content") or teams[0]
+    min_tickets = choice.number_input("Tokens seen in at least … tickets", 1, corpus_data.MIN_TICKETS_MAX,
+                                      key="corpus_min_tickets", width=230)
     reliance = corpus_charts.reliance_frame(scan.tokens, team, int(min_tickets))
     st.markdown("Each point is a word (token) in tickets routed to this team. **Right** means attention flows to it "
                 "(its mean share of the pooled representation, by rollout); **up** means deleting it lowers the "
@@ -124,41 +135,52 @@ else:
                 "**Far above the line**: words the router depends on while attention barely shows them; **far below**: "
                 "words attention points at that hardly change the routing. Across the corpus, those are where "
                 "reading attention as an explanation would mislead.")
-    left, right = st.columns([3, 2], gap="large")
-    with left:
-        ui.chart(corpus_charts.reliance_chart, reliance, team, width="stretch")
-    with right:
-        table = reliance[["token", "tickets", "mean_effect", "median_effect", "mean_rollout", "top_effect_share",
-                          "effect minus attention"]].sort_values("mean_effect", ascending=False)
-        st.dataframe(table, hide_index=True, width="stretch", height=420, column_config={
-            "mean_effect": st.column_config.NumberColumn("mean effect", format="%.4f"),
-            "median_effect": st.column_config.NumberColumn("median effect", format="%.3f"),
-            "mean_rollout": st.column_config.NumberColumn("mean rollout", format="%.4f"),
-            "top_effect_share": st.column_config.NumberColumn("top-effect token in", format="percent"),
-            "effect minus attention": st.column_config.NumberColumn(format="%.4f")})
+    if reliance.empty:
+        why = corpus_charts.empty_reliance_reason(scan.tokens, team, int(min_tickets), summary["routing"].get(team, 0))
+        st.info(md_escape(why), icon=":material/filter_alt_off:")
+    else:
+        words = st.container(horizontal=True, gap="small")      # 520 + 16 + 360: side by side at 1366 px
+        with words.container(width="content"):
+            ui.chart(corpus_charts.reliance_chart, reliance, team, width="content")
+        with words.container(width=corpus_charts.RELIANCE_TABLE_PX):
+            table = reliance[["token", "tickets", "mean_effect", "median_effect", "mean_rollout", "top_effect_share",
+                              "effect minus attention"]].sort_values("mean_effect", ascending=False)
+            st.dataframe(table, hide_index=True, width="stretch", height=420, column_config={
+                "mean_effect": st.column_config.NumberColumn("mean effect", format="%.4f"),
+                "median_effect": st.column_config.NumberColumn("median effect", format="%.3f"),
+                "mean_rollout": st.column_config.NumberColumn("mean rollout", format="%.4f"),
+                "top_effect_share": st.column_config.NumberColumn("top-effect token in", format="percent"),
+                "effect minus attention": st.column_config.NumberColumn(format="%.4f")})
     if summary.get(TAU):
         with st.expander("Attention against deletion effect, every signal (mean Kendall τ)"):
             ui.chart(corpus_charts.tau_chart, summary, width="stretch")
 
 # -- tickets ------------------------------------------------------------------------------------------------------
 st.header("Tickets", divider="gray")
-f = st.columns([1.3, 1.1, 1.1, 1.0, 1.5, 1.5, 1.5], vertical_alignment="bottom")
+filter_row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")   # wraps, labels kept whole
+f = [filter_row.container(width=w) for w in FILTER_WIDTHS]
 token = f[0].text_input("Contains the word", key="corpus_token", placeholder="e.g. refund")
-pred = f[1].selectbox("Predicted team", ["any", *teams], key="corpus_pred")
-true = f[2].selectbox("True team", ["any", *teams], key="corpus_true", disabled=not labelled)
+pred = f[1].selectbox("Predicted team", [corpus_data.ANY, *teams], key="corpus_pred")
+true = f[2].selectbox("True team", [corpus_data.ANY, *teams], key="corpus_true", disabled=not labelled)
 misrouted = f[3].toggle("Misrouted only", key="corpus_misrouted", disabled=not labelled)
-conf = f[4].slider("Confidence", 0.0, 1.0, (0.0, 1.0), step=0.01, key="corpus_conf")
-disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, (0.0, 1.0), step=0.01, key="corpus_disagree",
+conf = f[4].slider("Confidence", 0.0, 1.0, step=0.01, key="corpus_conf")
+disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, step=0.01, key="corpus_disagree",
                        disabled=scan.level == "route",
                        help="(1 − Kendall τ between rollout and the deletion effect) / 2: 0 = rollout ranks the words "
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
-sorts = [s for s in corpus_data.SORTS if scan.level != "route" or "disagrees" not in s]
 sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
+corpus_data.remember(names[0], teams[0])         # the choices above, kept and written to the URL
 if cell:                                          # a confusion cell narrows the teams, as on the Tickets page
     pred, true = cell.get("predicted", pred), cell.get("true", true)
-    st.caption(f"Confusion cell: true {md_escape(true)} → predicted {md_escape(pred)} (double-click the cell to clear)")
-filters = corpus_data.Filters(token=token or "", team="" if pred == "any" else pred,
-                              label="" if true == "any" else true, misrouted=bool(misrouted),
+    st.caption(f"Confusion cell: true {md_escape(true)} → predicted {md_escape(pred)} (double-click the cell, or "
+               "clear it here)")
+    if st.button("Clear the confusion filter", icon=":material/filter_alt_off:", key="corpus_clear_cell",
+                 width="content"):
+        corpus_data.clear_confusion_cell()
+        st.session_state[CONFUSION_RESET] = st.session_state.get(CONFUSION_RESET, 0) + 1
+        st.rerun()
+filters = corpus_data.Filters(token=token or "", team="" if pred == corpus_data.ANY else pred,
+                              label="" if true == corpus_data.ANY else true, misrouted=bool(misrouted),
                               confidence=tuple(conf), disagreement=tuple(disagree), sort=sort)
 view, total = corpus_data.tickets(scan, filters)
 st.caption(f"{total:,} of {summary['tickets']:,} tickets match" + (f"; the first {len(view):,} are listed"
