@@ -9,13 +9,15 @@
 # head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
 # head masking). The picked ticket follows you to every page and lives in the URL: ``?ticket=T-65052``;
 # a typed ticket is ``?ticket=custom`` with its text in ``&text=`` (short), ``&ztext=`` (packed) or ``&typed=``
-# (stored on the server). The Tickets page's filters ride along where they differ from the defaults (``&misrouted=1``).
+# (stored on the server). The Tickets page's filters ride along where they differ from the defaults (``&misrouted=1``),
+# and so does a router other than the default (``&router=mine``).
 #
 # Environment variables:
 #
-#     TICKETNET_WEIGHTS   path of the router.pt to load (vocab.json and router.json must sit beside it);
-#                         default: the shipped weights/router.pt
-#     TICKETNET_DATA      folder holding train.csv, valid.csv and test.csv; default: the shipped data/
+#     TICKETNET_ROUTER    the default router's folder (router.pt, vocab.json, router.json; its splits in data/);
+#                         default: the shipped weights/ (TICKETNET_WEIGHTS, a router.pt, still works)
+#     TICKETNET_ROUTERS   folder of more routers, one per subfolder, listed in the sidebar; default: routers/
+#     TICKETNET_DATA      splits for a router without data/ of its own; default: the shipped data/
 #     TICKETNET_CACHE     folder for split-wide results and long typed tickets; default: ~/.cache/ticketnet
 #     TICKETNET_SCANS     folder of corpus scans and uploads for the Corpus page; default: artifacts/scans
 #
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import state, ui
+from dashboard import router_choice, state, ui
 from dashboard.data import model
 from ticketnet.paths import ROOT
 
@@ -51,6 +53,7 @@ FORMULA_PAGES = [
 ]
 
 page = st.navigation({"Inspect the router": PAGES, "How attention works": FORMULA_PAGES})
+router_choice.router_picker()                 # before anything reads the router: the page, the picked ticket
 state.sync_with_url()
 page.run()
 ui.sidebar()                                  # after the page, so a pick made on this run is already shown

@@ -220,3 +220,45 @@ def keyword_transformer(vocab: int = 12, max_len: int = 16):
         attn.out_proj.weight[:, 0] = 2.0 * u                           # ... written back along u
         model.head.weight[0] = u
     return model.eval()
+
+
+# Team names a support team might really use, and some that break naive code: markup, dots and colons (field paths
+# in Vega-Lite), quotes, brackets, non-Latin scripts, a long one.
+ODD_TEAMS = ("Billing & Refunds", "tier-2", "réseau", "网络", "<b>bold</b>", "team.with.dots", "a:b", 'Quote "q"',
+             "[brackets]", "Escalations desk for very long team names", "x", "Network / VPN")
+
+
+def write_other_export(path: Path, teams: tuple[str, ...], per_team: int, seed: int = 11) -> Path:
+    """An export (id, subject, body, queue) of Larkfield-generated texts under other team names: each of Larkfield's
+    five teams is spread over len(teams) / 5 of them by the ticket's pattern, so the teams are partly learnable."""
+    import pandas as pd
+
+    from ticketnet.data.synth import TEAMS, generate
+
+    rows = generate(seed, (per_team * len(teams) * 3, 10, 10))["train"]
+    by_team: dict[str, list[dict]] = {t: [] for t in teams}
+    patterns = sorted({r["pattern"] for r in rows})
+    for r in rows:
+        k = (TEAMS.index(r["team"]) + len(TEAMS) * patterns.index(r["pattern"])) % len(teams)
+        if len(by_team[teams[k]]) < per_team:
+            by_team[teams[k]].append({"id": r["ticket_id"], "subject": r["text"].split(".")[0], "body": r["text"],
+                                      "queue": teams[k]})
+    pd.DataFrame([r for t in teams for r in by_team[t]]).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def other_routers(tmp_path_factory) -> Path:
+    """A routers folder holding `helpdesk` (4 teams, 1 block of 4 heads) and `ops` (12 odd team names, 2 blocks
+    of 2 heads), each trained for two epochs on an export: what the dashboard must show as well as Larkfield's."""
+    from ticketnet.data.export import ExportColumns
+    from ticketnet.train import TrainConfig, train_export
+
+    root = tmp_path_factory.mktemp("routers")
+    columns = ExportColumns(("subject", "body"), "queue", "id", id_given=True)
+    for name, teams, shape in (("helpdesk", ODD_TEAMS[:4], {"d": 32, "heads": 4, "blocks": 1}),
+                               ("ops", ODD_TEAMS, {"d": 32, "heads": 2, "blocks": 2})):
+        export = write_other_export(root.parent / f"{name}.csv", teams, 30)
+        train_export(export, root / name, columns, cfg=TrainConfig(epochs=2, seed=5, d_ff=64, **shape),
+                     log=lambda _m: None)
+    return root

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from dashboard.data import model
 from dashboard.data.store import stamp
 from ticketnet import paths
 from ticketnet._runtime.atomic import write_atomic
@@ -20,7 +21,14 @@ SHIPPED = "shipped"                      # the scan of the shipped valid and tes
 UPLOAD_LIMIT_MB = 50                     # .streamlit/config.toml maxUploadSize: about 250,000 tickets of 200 bytes
 
 
-scans_root = paths.scans_dir           # $TICKETNET_SCANS, else artifacts/scans
+ROUTER_SCANS = "routers"                 # scans of the routers other than the default: <scans>/routers/<name>/
+
+
+def scans_root() -> Path:
+    """This session's router's scans and uploads: $TICKETNET_SCANS (else artifacts/scans) for the default router,
+    its routers/<name>/ subfolder for another, so a scan is only ever read with the router that made it."""
+    name = model.router_name()
+    return paths.scans_dir() if name == model.DEFAULT_ROUTER else paths.scans_dir() / ROUTER_SCANS / name
 
 
 def shipped_folder() -> Path:
@@ -60,7 +68,7 @@ def ticket(scan: query.Scan, ticket_id: str) -> dict | None:
 
 
 def shipped_inputs() -> list[Path]:
-    return [paths.data_path() / "valid.csv", paths.data_path() / "test.csv"]
+    return [model.data_folder() / "valid.csv", model.data_folder() / "test.csv"]
 
 
 def run_scan(inputs, out: Path, progress: Callable[[float, str], None], level: str = "full") -> dict:
@@ -73,7 +81,7 @@ def run_scan(inputs, out: Path, progress: Callable[[float, str], None], level: s
                  f"{p.tickets_done:,} of {p.tickets_total:,} tickets ({p.rate:,.0f}/s{eta})")
 
     progress(0.0, "checking the input and starting a local Dask cluster…")
-    return scan(inputs, out, level=level, weights=paths.weights_path(), progress=report, overwrite=False,
+    return scan(inputs, out, level=level, weights=model.weights_path(), progress=report, overwrite=False,
                 partition_size=5_000, workers=os.cpu_count() or 1)
 
 

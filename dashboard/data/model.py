@@ -6,6 +6,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import streamlit as st
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
 TORCH_THREADS = paths.torch_threads()
 WARMUP_DELAY_S = 1.0
 
-weights_path = paths.weights_path     # $TICKETNET_WEIGHTS, else the shipped weights/router.pt
+ROUTER_PARAM = "router"               # ?router=mine: the router this session reads, by its folder's name
+CHOSEN_KEY = "_router"                # session_state: the router this session reads
+DEFAULT_ROUTER = "larkfield"          # the name of the default router (the shipped one, or $TICKETNET_ROUTER's)
 
 T = TypeVar("T")
 
@@ -42,6 +45,46 @@ def use_server_threads() -> None:
 
     if torch.get_num_threads() != TORCH_THREADS:
         torch.set_num_threads(TORCH_THREADS)
+
+
+def routers() -> dict[str, Path]:
+    """The routers a session can open, by name: the default one first, then every folder under `routers/` (or
+    $TICKETNET_ROUTERS) that holds a router.json, sorted by name."""
+    found = {DEFAULT_ROUTER: paths.weights_path().parent}
+    root = paths.routers_dir()
+    try:
+        subfolders = sorted(p for p in root.iterdir() if p.is_dir() and (p / "router.json").is_file())
+    except OSError:
+        subfolders = []
+    for folder in subfolders:
+        if folder.name not in found and folder.resolve() != found[DEFAULT_ROUTER].resolve():
+            found[folder.name] = folder
+    return found
+
+
+def router_name() -> str:
+    """The name of this session's router (kept by dashboard/router_choice.py, from ?router=), when it names one of
+    `routers()`; else the default."""
+    try:
+        asked = st.session_state.get(CHOSEN_KEY) or st.query_params.get(ROUTER_PARAM)
+    except Exception:                      # noqa: BLE001 - outside a script run (the warm-up, the bench): the default
+        asked = None
+    return asked if asked in routers() else DEFAULT_ROUTER
+
+
+def router_folder() -> Path:
+    return routers()[router_name()]
+
+
+def weights_path() -> Path:
+    """This session's router.pt: the default one is $TICKETNET_WEIGHTS or the shipped weights/router.pt."""
+    name = router_name()
+    return paths.weights_path() if name == DEFAULT_ROUTER else routers()[name] / "router.pt"
+
+
+def data_folder() -> Path:
+    """The splits this session's router is read with: its own data/, else $TICKETNET_DATA or the shipped data/."""
+    return paths.router_data(weights_path().parent)
 
 
 def weights_stamp() -> tuple:

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.data import store
-from dashboard.data.model import card, router, weights_path, weights_stamp
+from dashboard.data.model import card, data_folder, router, weights_path, weights_stamp
 from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
@@ -25,9 +25,6 @@ from ticketnet.data.tickets import HARD_PATTERNS, DataError, load_split
 
 SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwritten: by hand, never trained on
 HEAD_CHUNK = 128          # tickets per head-masking pass: small enough for a progress bar that moves (12 steps on valid)
-
-data_folder = paths.data_path         # $TICKETNET_DATA, else the shipped data/
-
 
 def split_path(split: str) -> Path:
     if split not in SPLITS:

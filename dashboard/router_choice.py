@@ -1,0 +1,65 @@
+"""Which router this session reads: kept in the session, mirrored in the URL (`?router=mine`), picked in the sidebar."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.data import model
+from ticketnet.card import WeightsError, load_card
+
+_CHOSEN = model.CHOSEN_KEY        # the router this session reads
+_WROTE = "_router_written"        # the value this session last wrote to ?router=
+_TICKET_KEYS = ("picked_ticket", "custom_text", "_corpus_pick", "_url_written")   # a pick belongs to one router
+
+
+def sync_router() -> str:
+    """Adopt ?router= when a link brings a new one, else keep the session's router; write it back to the URL (the
+    default router is left out of it). A change of router forgets the picked ticket, which belongs to the other
+    router's data. Returns the router's name."""
+    ss, qp = st.session_state, st.query_params
+    names = model.routers()
+    url = qp.get(model.ROUTER_PARAM)
+    chosen = ss.get(_CHOSEN, model.DEFAULT_ROUTER)
+    if url != ss.get(_WROTE) and url is not None:
+        chosen = url
+    if chosen not in names:
+        chosen = model.DEFAULT_ROUTER
+    if chosen != ss.get(_CHOSEN, model.DEFAULT_ROUTER):
+        for key in _TICKET_KEYS:
+            ss.pop(key, None)
+        for name in ("ticket", "text", "ztext", "typed"):
+            qp.pop(name, None)
+    ss[_CHOSEN] = chosen
+    wanted = None if chosen == model.DEFAULT_ROUTER else chosen
+    if qp.get(model.ROUTER_PARAM) != wanted:
+        if wanted is None:
+            qp.pop(model.ROUTER_PARAM, None)
+        else:
+            qp[model.ROUTER_PARAM] = wanted
+    ss[_WROTE] = wanted
+    return chosen
+
+
+def _describe(name: str, folder) -> str:
+    try:
+        teams = load_card(folder / "router.pt").teams
+    except WeightsError:
+        return f"{name} (cannot be read)"
+    return f"{name} · {len(teams)} teams"
+
+
+def router_picker() -> None:
+    """The sidebar's router list, when there is more than one router to choose from."""
+    current = sync_router()
+    names = model.routers()
+    if len(names) < 2:
+        return
+    labels = {name: _describe(name, folder) for name, folder in names.items()}
+    picked = st.sidebar.selectbox("Router", list(names), index=list(names).index(current),
+                                  format_func=labels.__getitem__, key="router_picker",
+                                  help="The routers under routers/ (or $TICKETNET_ROUTERS) beside the default one; "
+                                       "train one with `python -m ticketnet train --data export.csv --out "
+                                       "routers/NAME`.")
+    if picked != current:
+        st.query_params[model.ROUTER_PARAM] = picked
+        st.rerun()

@@ -1,0 +1,70 @@
+"""Every page on routers with other teams than Larkfield's (4 and 12 of them, odd names, other shapes), picked from
+the sidebar or the URL, with each session's numbers its own router's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ODD_TEAMS, app_test
+
+PAGES = tuple(f"../pages/{p}.py" for p in ("tickets", "heads", "interpretation", "corpus", "formula", "verification",
+                                            "cost"))
+
+
+@pytest.fixture
+def routers_env(app_env, other_routers, monkeypatch, tmp_path):
+    monkeypatch.setenv("TICKETNET_ROUTERS", str(other_routers))
+    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
+    return other_routers
+
+
+def _ok(at, where: str) -> None:
+    assert not at.exception, (where, [e.value for e in at.exception])
+    assert not at.error, (where, [e.value for e in at.error])
+
+
+def _switch(at, page: str):
+    at.switch_page(page)
+    return at.run()
+
+
+@pytest.mark.parametrize("name,teams", [("helpdesk", ODD_TEAMS[:4]), ("ops", ODD_TEAMS)])
+def test_every_page_runs_on_a_router_with_other_teams(routers_env, name, teams):
+    from ticketnet import Router
+
+    router = Router.load(routers_env / name / "router.pt")
+    assert router.teams == tuple(sorted(teams))
+    at = app_test(router=name).run()
+    _ok(at, "tickets")
+    assert at.session_state["_router"] == name and at.query_params["router"] == name
+    table = next(d.value for d in at.dataframe if "ticket_id" in d.value.columns)
+    assert set(table["team"]) <= set(teams) and len(table) == len(router.meta["export"]["split_tickets"]) * 0 + \
+        router.meta["export"]["split_tickets"]["valid"]
+    assert set(table["predicted"]) <= set(teams)
+    picked = at.session_state["picked_ticket"]
+    assert picked in set(table["ticket_id"]), "the default ticket must come from this router's data"
+    for page in PAGES[1:]:
+        at = _switch(at, page)
+        _ok(at, page)
+        assert at.session_state["_router"] == name, page
+
+
+def test_the_sidebar_lists_the_routers_and_switching_forgets_the_other_routers_ticket(routers_env):
+    at = app_test().run()
+    _ok(at, "default")
+    box = at.sidebar.selectbox(key="router_picker")
+    assert box.options == ["larkfield · 5 teams", "helpdesk · 4 teams", "ops · 12 teams"]
+    assert at.session_state["picked_ticket"] == "T-65052"
+    at = box.select("ops").run()
+    at = at.run()
+    _ok(at, "switched")
+    assert at.session_state["_router"] == "ops" and at.query_params["router"] == "ops"
+    assert at.session_state["picked_ticket"] != "T-65052"
+    predicted = next(m.value for m in at.metric if m.label == "prediction")
+    assert predicted in ODD_TEAMS
+
+
+def test_an_unknown_router_in_a_link_falls_back_to_the_default(routers_env):
+    at = app_test(router="nobody").run()
+    _ok(at, "unknown")
+    assert at.session_state["_router"] == "larkfield" and "router" not in at.query_params
