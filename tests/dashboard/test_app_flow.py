@@ -158,11 +158,12 @@ def test_filter_query_round_trip():
               "pattern_filter": ["negated", "two_topics"], "ticket_search": "refund", "sort_by": filters.SORTS[1]}
     query = filters.to_query(values)
     assert query == {"split": "test", "pattern": "negated,two_topics", "misrouted": "1", "conf": "0-0.6",
-                     "q": "refund", "sort": "1"}
+                     "q": "refund", "sort": "confidence-lowest-first"}   # issue 23 item 13: readable, not "1"
     assert filters.from_query(query, ("valid", "test", "train"), ("payments",)) == values
     assert filters.to_query(filters.DEFAULTS) == {}
     odd = filters.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99"}, ("valid",), ("payments",))
     assert odd == filters.DEFAULTS
+    assert filters.from_query({"sort": "1"}, ("valid",), ())["sort_by"] == filters.SORTS[1]   # older links still open
 
 
 # -- 11. from a row to its explanation ---------------------------------------------------------------------------------
