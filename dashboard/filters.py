@@ -132,8 +132,8 @@ def restore(splits: Sequence[str], teams: Sequence[str]) -> None:
         for key, value in adopted.items():
             ss[key] = value
         cell = cell_from_query(url.get(CELL_URL), teams)
-        if cell:                         # kept as a click leaves it: the chart drawn afresh takes it up
-            ss[_CELL] = {"split": adopted["split"], **cell}
+        if cell:                         # kept until a click on the chart or the clear button replaces it
+            ss[_CELL] = {"split": adopted["split"], **cell, "from_link": True}
         else:
             ss.pop(_CELL, None)
     kept = ss.get(_KEPT, {})
@@ -170,14 +170,15 @@ def remember(cell: Mapping[str, str] | None = None) -> None:
 def confusion_cell(split: str, picked: Sequence[Mapping[str, str]], returning: bool) -> dict[str, str] | None:
     """The confusion cell that filters the table. A click on the chart sets it (and an empty selection clears it);
     when the chart is drawn afresh after another page (`returning`: its widget state was dropped), the session's
-    cell of this split is kept, so the triage list survives a visit to Heads."""
+    cell of this split is kept, so the triage list survives a visit to Heads. A cell a link named is no selection
+    of the chart: it stays until a click or the clear button replaces it."""
     ss = st.session_state
     if picked:
         cell = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")}
         ss[_CELL] = {"split": split, **cell}
         return cell
     kept_cell = ss.get(_CELL)
-    if returning and kept_cell and kept_cell.get("split") == split:
+    if (returning or (kept_cell or {}).get("from_link")) and kept_cell and kept_cell.get("split") == split:
         return {"true": kept_cell["true"], "predicted": kept_cell["predicted"]}
     ss.pop(_CELL, None)
     return None
