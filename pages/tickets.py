@@ -181,17 +181,18 @@ config = {
                                            help="how the ticket was written: plain, negated, two topics, "
                                                 "ambiguous, noisy (mislabelled on purpose)"),
     DISAGREEMENT: st.column_config.NumberColumn(
-        "attention disagrees", format="%.2f", width="small",
+        "disagrees", format="%.2f", width="small",
         help="Attention disagrees with effect: (1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
              "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed. Sort to find where attention "
              "misleads."),
     TAU_ROLLOUT: st.column_config.NumberColumn("τ rollout", format="%.2f", width="small",
                                                help="Kendall τ between attention rollout and the removal effect"),
 }
+st.space("small")                # room for the table's hover toolbar, which floats above the table's top edge
 st.dataframe(view, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
              column_config=config, width="stretch", height=460)
 
-d1, d2, d3 = st.columns([1, 1, 2])
+d1, d3 = st.columns([2, 3])                    # the download label whole at 1000 px ("these tick…" in a quarter)
 with d1:
     ui.csv_download(view, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 
