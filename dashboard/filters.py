@@ -4,12 +4,14 @@
 # page's triage list (misrouted, confidence ≤ 0.6: 9 tickets) to all 1,500. Each run of the Tickets page copies the
 # widgets' values to a plain session key (`_KEPT`), and `restore` seeds any widget key Streamlit dropped from it
 # before the widgets are drawn (the widgets take no default of their own, so seeding never clashes with one).
-# The URL carries the values that differ from the defaults, in short parameters (`?misrouted=1&conf=0-0.6`); a link
-# with filters is adopted when it differs from what this session last wrote there, as `state.sync_with_url` does
-# for the ticket. Page switches clear the query string: a URL with no filter parameter at all changes nothing.
+# The URL carries the values that differ from the defaults, in short parameters with readable values
+# (`?misrouted=1&conf=0-0.6&sort=confidence-lowest-first&cell=delivery,payments`); a link with filters is adopted
+# when it differs from what this session last wrote there, as `state.sync_with_url` does for the ticket. Page
+# switches clear the query string: a URL with no filter parameter at all changes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import streamlit as st
@@ -20,6 +22,15 @@ from ticketnet.interpret.signals import DISAGREEMENT
 SORTS = ("table order", "confidence, lowest first", "confidence, highest first", "longest first",
          "attention disagrees with effect")
 DISAGREEMENT_SORT = SORTS[-1]
+
+
+def sort_slug(sort_by: str) -> str:
+    """A sort order as the URL writes it: "confidence, lowest first" → "confidence-lowest-first"."""
+    return re.sub(r"[^a-z0-9]+", "-", sort_by.lower()).strip("-")
+
+
+SORT_SLUGS = {sort_slug(s): s for s in SORTS}
+CELL_URL = "cell"                # the confusion cell in the URL: "true,predicted" (?cell=delivery,payments)
 
 DEFAULTS: dict[str, object] = {
     "split": "valid",
@@ -57,7 +68,8 @@ def to_query(values: Mapping[str, object]) -> dict[str, str]:
             if len(v) <= SEARCH_URL_LIMIT:
                 out[name] = v
         elif key == "sort_by":
-            out[name] = str(SORTS.index(v)) if v in SORTS else "0"
+            if v in SORTS:
+                out[name] = sort_slug(v)
         else:
             out[name] = str(v)
     return out
@@ -84,13 +96,29 @@ def from_query(params: Mapping[str, str], splits: Sequence[str], teams: Sequence
             values["confidence_range"] = (min(lo, hi), max(lo, hi))
     if get["ticket_search"]:
         values["ticket_search"] = get["ticket_search"][:SEARCH_URL_LIMIT]
-    if get["sort_by"] and get["sort_by"].isdigit() and int(get["sort_by"]) < len(SORTS):
-        values["sort_by"] = SORTS[int(get["sort_by"])]
+    sort_by = (get["sort_by"] or "").strip().lower()
+    if sort_by in SORT_SLUGS:
+        values["sort_by"] = SORT_SLUGS[sort_by]
+    elif sort_by.isdigit() and int(sort_by) < len(SORTS):      # links written before sorts were named
+        values["sort_by"] = SORTS[int(sort_by)]
     return values
 
 
+def cell_to_query(cell: Mapping[str, str] | None) -> dict[str, str]:
+    """The URL parameter of a confusion cell ({} when none is picked)."""
+    return {CELL_URL: f"{cell['true']},{cell['predicted']}"} if cell else {}
+
+
+def cell_from_query(raw: str | None, teams: Sequence[str]) -> dict[str, str] | None:
+    """The confusion cell a URL names ("true,predicted", both teams), None for anything else."""
+    parts = [p.strip() for p in (raw or "").split(",")]
+    if len(parts) == 2 and all(p in teams for p in parts):
+        return {"true": parts[0], "predicted": parts[1]}
+    return None
+
+
 def _url_filters() -> dict[str, str]:
-    return {name: st.query_params[name] for name in URL_NAMES.values() if name in st.query_params}
+    return {name: st.query_params[name] for name in (*URL_NAMES.values(), CELL_URL) if name in st.query_params}
 
 
 def restore(splits: Sequence[str], teams: Sequence[str]) -> None:
@@ -103,6 +131,11 @@ def restore(splits: Sequence[str], teams: Sequence[str]) -> None:
         ss[_KEPT] = adopted
         for key, value in adopted.items():
             ss[key] = value
+        cell = cell_from_query(url.get(CELL_URL), teams)
+        if cell:                         # kept until a click on the chart or the clear button replaces it
+            ss[_CELL] = {"split": adopted["split"], **cell, "from_link": True}
+        else:
+            ss.pop(_CELL, None)
     kept = ss.get(_KEPT, {})
     for key, default in DEFAULTS.items():
         if key not in ss:
@@ -121,29 +154,31 @@ def allow(key: str, options: Sequence) -> None:
         ss[key] = DEFAULTS[key] if DEFAULTS[key] in options else options[0]
 
 
-def remember() -> None:
-    """After the widgets: keep their values for the session and write the non-default ones to the URL."""
+def remember(cell: Mapping[str, str] | None = None) -> None:
+    """After the widgets: keep their values for the session and write the non-default ones to the URL, with the
+    confusion cell that filters the table."""
     ss = st.session_state
     values = {key: ss.get(key, DEFAULTS[key]) for key in DEFAULTS}
     values["pattern_filter"] = list(values["pattern_filter"])
     values["confidence_range"] = tuple(values["confidence_range"])
     ss[_KEPT] = values
-    query = to_query(values)
-    state.write_query(URL_NAMES.values(), query)
+    query = {**to_query(values), **cell_to_query(cell)}
+    state.write_query((*URL_NAMES.values(), CELL_URL), query)
     ss[_WROTE] = query
 
 
 def confusion_cell(split: str, picked: Sequence[Mapping[str, str]], returning: bool) -> dict[str, str] | None:
     """The confusion cell that filters the table. A click on the chart sets it (and an empty selection clears it);
     when the chart is drawn afresh after another page (`returning`: its widget state was dropped), the session's
-    cell of this split is kept, so the triage list survives a visit to Heads."""
+    cell of this split is kept, so the triage list survives a visit to Heads. A cell a link named is no selection
+    of the chart: it stays until a click or the clear button replaces it."""
     ss = st.session_state
     if picked:
         cell = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")}
         ss[_CELL] = {"split": split, **cell}
         return cell
     kept_cell = ss.get(_CELL)
-    if returning and kept_cell and kept_cell.get("split") == split:
+    if (returning or (kept_cell or {}).get("from_link")) and kept_cell and kept_cell.get("split") == split:
         return {"true": kept_cell["true"], "predicted": kept_cell["predicted"]}
     ss.pop(_CELL, None)
     return None

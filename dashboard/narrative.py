@@ -33,6 +33,41 @@ def fmt(x: float, decimals: int = 2) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun, singular or plural, thousands separated: "1 token", "60,000 tokens"."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def unknown_sentence(encoded) -> str:
+    """The words of a ticket read as <unk>, counted on the same basis as the unfamiliar flag (word tokens; punctuation
+    is always known), each distinct word listed once in ticket order, and other unknown symbols counted apart."""
+    unknown_words = len(encoded.unknown_words)
+    distinct = encoded.distinct_unknown_words
+    listed = ", ".join(distinct[:8]) + (", …" if len(distinct) > 8 else "")
+    parts = []
+    if unknown_words:
+        parts.append(f"{unknown_words:,} of the {count(encoded.words, 'word')} read "
+                     f"({unknown_words / encoded.words:.0%}) {'was' if unknown_words == 1 else 'were'} never seen in "
+                     f"training ({listed})")
+    others = encoded.unknown - unknown_words
+    if others:
+        parts.append(f"{count(others, 'other symbol')} {'is' if others == 1 else 'are'} unknown too")
+    return "; ".join(parts) + "; they read as <unk>."
+
+
+def no_evidence_sentence(pick) -> str:
+    """Why the evidence-recovery section is empty for a ticket without annotated evidence, in one line."""
+    if pick.evidence.strip():
+        return ("This ticket's annotated evidence could not be found among the tokens the router read (it lies past "
+                "the tokens read, or its offsets do not match the text), so the signals cannot be scored against it.")
+    if pick.custom:
+        what = "A corpus ticket" if pick.corpus_id else "A typed ticket"
+        return (f"{what} has no annotated evidence, so there is nothing to score the signals against; tickets of "
+                "the shipped splits carry it.")
+    return (f"{pick.ticket_id} has no annotated evidence (its split marks none for it), so there is nothing to score "
+            "the signals against.")
+
+
 def quote(token: str) -> str:
     """A token in typographic quotes, so punctuation tokens read clearly: “'”, “.”, “not”."""
     return f"\u201c{token}\u201d"

@@ -1,4 +1,4 @@
-"""The picked ticket: kept in `st.session_state`, mirrored in the URL (`?ticket=T-65052`), shared by every page."""
+"""The picked ticket and every other choice a user makes: kept in `st.session_state`, mirrored in the URL."""
 
 # A split ticket is picked by id. A typed ticket ("Write your own ticket") is picked as ``?ticket=custom``;
 # its text lives in the session and rides in the link so that a link to it works: short texts (≤ `URL_TEXT_LIMIT`
@@ -6,11 +6,16 @@
 # even packed stored on the server under their hash, ``?typed=<hash>`` (see dashboard/data/store.py). The URL wins only
 # when it differs from what this session last wrote there (a pasted link, a new tab); otherwise the session's pick
 # wins, so picking in the table is never undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
+# A ticket picked on the Corpus page is named by its scan and id (``?ticket=T-39229&scan=shipped``): a link to it
+# reads the ticket back from that scan, with its true team. The pages' other choices (block, query row, target team)
+# ride in the URL through `url_default` and `write_choice`, each under a short readable name (``?block=2&row=3``).
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import streamlit as st
 
@@ -21,12 +26,16 @@ CUSTOM = "custom"
 URL_TEXT_LIMIT = 300
 TYPED_MAX_CHARS = 200_000        # the "Write your own ticket" box accepts this much; the router reads its first tokens
 
+T = TypeVar("T")
+
 _TICKET = "picked_ticket"        # ticket id or CUSTOM
 _TEXT = "custom_text"            # the typed ticket
 _WROTE = "_url_written"          # (ticket, text, ztext, typed) this session last wrote to the URL
 _NOTICE = "_url_notice"          # a message about a URL that could not be followed
 _LINKED = "_typed_link"          # (text, its link parameters): packed or stored once per text, not on every run
-_CORPUS = "_corpus_pick"         # (text, ticket id, true team) of a ticket picked on the Corpus page
+_CORPUS = "_corpus_pick"         # (text, ticket id, true team, scan name) of a ticket picked on the Corpus page
+_CHOICES = "_url_choices"        # {parameter: value} of the pages' other choices this session last wrote
+SCAN = "scan"                    # the URL parameter naming a corpus ticket's scan
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class Pick:
     pattern: str = ""
     distractor: str = ""
     corpus_id: str = ""          # a corpus ticket: shown by its text like a typed one, named by its id
+    corpus_scan: str = ""        # …and the name of the scan it comes from
 
     @property
     def custom(self) -> bool:
@@ -58,12 +68,30 @@ class Pick:
         return self.ticket_id
 
 
-_LINK_PARAMS = ("text", "ztext", "typed")
+_LINK_PARAMS = ("text", "ztext", "typed", SCAN)
 
 
 def _url_link() -> tuple:
     qp = st.query_params
     return (qp.get("ticket"), *(qp.get(name) for name in _LINK_PARAMS))
+
+
+def _corpus_ticket(scan_name: str, ticket_id: str) -> tuple[str, str | None] | str:
+    """(text, true team) of ticket `ticket_id` in the scan named `scan_name`, or why it cannot be read."""
+    from dashboard.data import corpus
+
+    found = {p.name: p for p in corpus.found_scans()}
+    if scan_name not in found:
+        return (f"The link names a ticket of the corpus scan {scan_name!r}, which is not among the scans on this "
+                f"server ({', '.join(found) or 'none'})")
+    try:
+        row = corpus.ticket(corpus.open_scan(found[scan_name]), ticket_id)
+    except ValueError as exc:
+        return f"The corpus scan {scan_name!r} named by the link cannot be opened ({exc})"
+    if row is None:
+        return f"Ticket {ticket_id!r} from the link is not in the corpus scan {scan_name!r}"
+    label = row.get("label")
+    return row["text"], label if isinstance(label, str) and label else None
 
 
 def _text_from_url() -> str | None:
@@ -97,6 +125,12 @@ def sync_with_url() -> None:
                                + ("its text could not be read back from it (the link was cut short, or the text "
                                   "was stored by another server)" if broken else "its text is not in the link")
                                + ". Showing the default ticket instead.")
+        elif url_ticket and st.query_params.get(SCAN):
+            found = _corpus_ticket(st.query_params.get(SCAN), url_ticket)
+            if isinstance(found, str):
+                ss[_NOTICE] = f"{found}; showing {ss.get(_TICKET, DEFAULT_TICKET)} instead."
+            else:
+                pick_corpus(url_ticket, found[0], found[1], st.query_params.get(SCAN), write=False)
         elif url_ticket:
             if splits.find_ticket(url_ticket) is not None:
                 ss[_TICKET] = url_ticket
@@ -123,7 +157,10 @@ def _write_url() -> None:
     ss = st.session_state
     ticket = ss[_TICKET]
     params: dict[str, str] = {}
-    if ticket == CUSTOM and ss.get(_TEXT) is not None:
+    corpus = _corpus_pick()
+    if corpus is not None and corpus[3]:
+        ticket, params = corpus[1], {SCAN: corpus[3]}      # named by its scan and id, not by its text
+    elif ticket == CUSTOM and ss.get(_TEXT) is not None:
         cached = ss.get(_LINKED)
         if cached is None or cached[0] != ss[_TEXT]:
             cached = ss[_LINKED] = (ss[_TEXT], link_params(ss[_TEXT]))
@@ -163,12 +200,25 @@ def pick_custom(text: str) -> None:
     _write_url()
 
 
-def pick_corpus(ticket_id: str, text: str, team: str | None = None) -> None:
-    """Pick a ticket of a corpus scan. Its text is what the pages need, so it is picked like a typed ticket (and its
-    link carries the text the same way); the session remembers its id and true team for as long as that text is
-    picked."""
-    pick_custom(text)
-    st.session_state[_CORPUS] = (text, ticket_id, team)
+def pick_corpus(ticket_id: str, text: str, team: str | None = None, scan: str = "", write: bool = True) -> None:
+    """Pick a ticket of a corpus scan. Its text is what the pages need, so it is picked like a typed ticket; the
+    session remembers its id, true team and scan name for as long as that text is picked, and its link names the
+    scan and the id (without a scan name it rides in the link by its text, as a typed ticket does)."""
+    ss = st.session_state
+    ss[_TEXT] = text
+    ss[_TICKET] = CUSTOM
+    ss[_CORPUS] = (text, ticket_id, team, scan)
+    if write:
+        _write_url()
+
+
+def _corpus_pick() -> tuple | None:
+    """The corpus ticket picked, while its text is the picked text."""
+    ss = st.session_state
+    corpus = ss.get(_CORPUS)
+    if ss.get(_TICKET) == CUSTOM and corpus and corpus[0] == ss.get(_TEXT):
+        return corpus
+    return None
 
 
 def custom_text() -> str:
@@ -180,9 +230,9 @@ def current() -> Pick:
     ss = st.session_state
     ticket = ss.get(_TICKET, DEFAULT_TICKET)
     if ticket == CUSTOM and ss.get(_TEXT, "").strip():
-        corpus = ss.get(_CORPUS)
-        if corpus and corpus[0] == ss[_TEXT]:
-            return Pick(CUSTOM, ss[_TEXT], team=corpus[2], corpus_id=corpus[1])
+        corpus = _corpus_pick()
+        if corpus is not None:
+            return Pick(CUSTOM, ss[_TEXT], team=corpus[2], corpus_id=corpus[1], corpus_scan=corpus[3])
         return Pick(CUSTOM, ss[_TEXT])
     for candidate in (ticket, DEFAULT_TICKET):
         if candidate == CUSTOM:
@@ -198,3 +248,48 @@ def current() -> Pick:
         _write_url()
     # split_rows fills the optional columns with "", so every row has them
     return Pick(row["ticket_id"], row["text"], row["team"], split, row["evidence"], row["pattern"], row["distractor"])
+
+
+# -- the pages' other choices in the URL -------------------------------------------------------------------------------
+def url_choice(name: str, parse: Callable[[str], T | None]) -> T | None:
+    """The value the URL's parameter `name` names, parsed (None when `parse` refuses it), if the URL holds one this
+    session did not write there itself (a pasted link, a new tab); None otherwise."""
+    raw = st.query_params.get(name)
+    if raw is None or raw == st.session_state.get(_CHOICES, {}).get(name):
+        return None
+    return parse(raw)
+
+
+def url_default(key: str, name: str, parse: Callable[[str], T | None], default: T) -> T:
+    """The default to draw widget `key` with: the URL's choice under `name` when a link brings a new one (also put in
+    the widget's state if the widget is already drawn in this session), else `default`."""
+    value = url_choice(name, parse)
+    if value is None:
+        return default
+    if key in st.session_state:
+        st.session_state[key] = value
+    return value
+
+
+def write_choice(name: str, value: str | None) -> None:
+    """Put a page's choice in the URL under `name` (None: take it out), remembering it as this session's own."""
+    write_query((name,), {} if value is None else {name: value})
+    st.session_state.setdefault(_CHOICES, {})[name] = value
+
+
+def int_in(options: Sequence[int]) -> Callable[[str], int | None]:
+    """A parser of a URL value into one of `options` (whole numbers), None for anything else."""
+    def parse(raw: str) -> int | None:
+        raw = raw.strip()
+        if raw.lstrip("-").isdigit() and int(raw) in options:
+            return int(raw)
+        return None
+    return parse
+
+
+def one_of(options: Sequence[str]) -> Callable[[str], int | None]:
+    """A parser of a URL value into the position of that name among `options` ("payments" → 2), None if absent."""
+    def parse(raw: str) -> int | None:
+        raw = raw.strip()
+        return list(options).index(raw) if raw in options else None
+    return parse

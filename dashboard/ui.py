@@ -16,6 +16,7 @@ from dashboard import narrative, state
 from dashboard.charts import attention as charts
 from dashboard.data import model, splits, ticket
 from dashboard.text import md_escape
+from ticketnet.card import shown_below
 from ticketnet.paths import ROOT
 
 try:
@@ -107,16 +108,20 @@ def explain_links(pick: state.Pick, row: dict | None = None) -> None:
     pages, so a click on a row changes something where the reader is looking (the card is far up the page)."""
     root = ROOT / "pages"
     name = pick.label
-    # The links first: the table's hover toolbar covers the right end of the line above it.
-    c2, c3, c1 = st.columns([1.2, 1.5, 3], vertical_alignment="center")
+    # One row that wraps, each piece as wide as its words (columns cut the links to "Heads of T-" at 1000 px), the
+    # line first: the table's hover toolbar floats over the right end of the row above the table, where it covered
+    # the line when the line was the row's last column.
+    row_box = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if row is not None:
         verdict = "correct" if row["correct"] else "misrouted"
-        c1.markdown(f"Picked **{md_escape(name)}** · true {md_escape(row['team'])} → predicted "
-                    f"{md_escape(row['predicted'])} ({narrative.fmt(row['confidence'])}, {verdict})")
+        row_box.markdown(f"Picked **{md_escape(name)}** · true {md_escape(row['team'])} → predicted "
+                         f"{md_escape(row['predicted'])} ({narrative.fmt(row['confidence'])}, {verdict})", width="content")
     else:
-        c1.markdown(f"Picked **{md_escape(name)}**" + ("" if pick.custom else f" ({md_escape(pick.split)} split)"))
-    c2.page_link(str(root / "heads.py"), label=f"Heads of {name}", icon=":material/grid_on:")
-    c3.page_link(str(root / "interpretation.py"), label=f"Interpretation of {name}", icon=":material/troubleshoot:")
+        row_box.markdown(f"Picked **{md_escape(name)}**" + ("" if pick.custom else f" ({md_escape(pick.split)} split)"),
+                         width="content")
+    row_box.page_link(str(root / "heads.py"), label=f"Heads of {name}", icon=":material/grid_on:", width="content")
+    row_box.page_link(str(root / "interpretation.py"), label=f"Interpretation of {name}",
+                      icon=":material/troubleshoot:", width="content")
 
 
 TEXT_SHOWN = 3_000               # characters of a ticket shown in the page header; a pasted novel is clipped
@@ -139,16 +144,15 @@ def _shorten(text: str, limit: int) -> str:
 def notices(encoded) -> None:
     """What the model could not read: truncation, words never seen in training."""
     if encoded.truncated:
-        st.warning(f"Truncated: the ticket has {encoded.n_total} tokens; the router reads only the first "
-                   f"{len(encoded.ids)}. Everything shown is about those {len(encoded.ids)}.",
+        st.warning(f"Truncated: the ticket has {encoded.n_total:,} tokens; the router reads only the first "
+                   f"{len(encoded.ids):,}. Everything shown is about those {len(encoded.ids):,}.",
                    icon=":material/content_cut:")
     if encoded.unknown == len(encoded.ids):
         st.warning("None of these words were seen in training: every token reads as `<unk>`, so the model never "
                    "saw these words and its prediction is a guess from length and position alone.",
                    icon=":material/help:")
     elif encoded.unknown:
-        st.caption(f"{encoded.unknown} of {len(encoded.ids)} tokens were never seen in training and read as "
-                   "`<unk>`.")
+        st.caption(md_escape(narrative.unknown_sentence(encoded)))
 
 
 def cannot_route(exc: Exception) -> None:
@@ -189,33 +193,32 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         st.markdown(_who(pick, detail=True))
         show_text(pick.text)
         if tokens is not None:
-            st.caption(f"{len(tokens)} tokens read")
+            st.caption(f"{narrative.count(len(tokens), 'token')} read")
     with right:
         verdict = ""
         if pick.team:
             verdict = " · ✓ correct" if teams[k] == pick.team else f" · ✗ misrouted (true: {md_escape(pick.team)})"
         # The confidence and verdict as a line of text under the metric: as the metric's delta they were cut to
         # "confidence 0.96 ✓ corr…" in a laptop's narrow column, and a delta drew an up arrow beside them.
+        found = assessment(pick.text, p)
+        # A confidence under the threshold is shown with the digits the flag below uses (0.897, not 0.90).
+        shown = shown_below(p[k], found.min_confidence)[0] if found and found.low_confidence else f"{p[k]:.2f}"
         st.metric("prediction", f"{teams[k]}")
-        st.markdown(f"confidence **{p[k]:.2f}**{verdict}")
+        st.markdown(f"confidence **{shown}**{verdict}")
         chart(probability_chart, p, list(teams), pick.team, width="stretch")
-    if pick.custom:
-        unlike_training_data(pick.text, p)
+    if found and found.flagged:
+        st.warning(md_escape(found.message), icon=":material/report:")
 
 
-def unlike_training_data(text: str, probs: Sequence[float]) -> None:
-    """A typed ticket the router is not made for: many unknown words, or a confidence below the calibrated threshold
-    in router.json (`Router.assess`)."""
-    import torch
-
-    r = model.router()
+def assessment(text: str, probs: Sequence[float]):
+    """The flags of any ticket, typed or from a split or a scan (`RouterCard.assess`): too many unknown words, or a
+    confidence below the calibrated threshold in router.json. From the card alone, so a split ticket's page still
+    draws without torch; None for a ticket with nothing to read (the page says so elsewhere)."""
+    card = model.card()
     try:
-        found = r.assess_encoded(r.encode(text), torch.tensor(list(probs)))
-    except ValueError:                                          # nothing to read: the page says so elsewhere
-        return
-    if found.flagged:
-        st.warning("Unlike the tickets the router was trained on: " + md_escape("; ".join(found.reasons)) +
-                   ". Treat this prediction as a guess.", icon=":material/report:")
+        return card.assess(card.encode(text), probs)
+    except ValueError:
+        return None
 
 
 def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: str | None = None) -> alt.Chart:

@@ -208,7 +208,7 @@ if chosen is not None and chosen != pick.corpus_id:
     row = corpus_data.ticket(scan, chosen)
     if row is not None:
         label = row.get("label")
-        state.pick_corpus(chosen, row["text"], label if isinstance(label, str) else None)
+        state.pick_corpus(chosen, row["text"], label if isinstance(label, str) else None, folder.name)
         pick = state.current()
 if pick.corpus_id:
     ui.explain_links(pick)

@@ -34,16 +34,22 @@ with st.container(border=True):
 text_key = pick.text_key
 c1, c2, c3 = st.columns([1, 3, 2], gap="medium")
 with c1:
-    block = st.segmented_control("Block", list(range(1, n_blocks + 1)), default=1, key="block", required=True,
+    blocks = list(range(1, n_blocks + 1))
+    block = st.segmented_control("Block", blocks, default=state.url_default("block", "block", state.int_in(blocks), 1),
+                                 key="block", required=True,
                                  help="Block 1 reads the token embeddings; block 2 reads block 1's output.")
     block = block or 1
+    state.write_choice("block", None if block == 1 else str(block))
 with c2:
     labels = ui.token_choice_labels(tokens)
+    first_row = ui.default_query_row(tokens)
     query_row = st.selectbox("Query row (the reading token)", range(len(tokens)),
-                             index=ui.default_query_row(tokens), format_func=labels.__getitem__,
-                             key=f"query_row_{text_key}",
+                             index=state.url_default(f"query_row_{text_key}", "row", state.int_in(range(len(tokens))),
+                                                     first_row),
+                             format_func=labels.__getitem__, key=f"query_row_{text_key}",
                              help="Default: the first 'not' (negations are where routing is hard), else the first "
                                   "token.")
+    state.write_choice("row", None if query_row == first_row else str(query_row))
 with c3:
     importance = splits.head_importance("valid")
     if importance is None:

@@ -37,9 +37,11 @@ with st.container(border=True):
 
 predicted = int(ins.predicted)
 t1, t2 = st.columns([2, 3], vertical_alignment="bottom")      # the target label and team whole at 1000 px
-target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)), index=predicted,
+target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
+                      index=state.url_default(f"target_{text_key}", "target", state.one_of(teams), predicted),
                       format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
                       key=f"target_{text_key}")
+state.write_choice("target", None if target == predicted else teams[target])
 ti = ticket.interpretation(pick.text, target, pick.evidence)
 team = teams[target]
 if ti.note:
@@ -187,6 +189,9 @@ if ti.evidence is not None:
         signals.AUPRC: st.column_config.NumberColumn("AUPRC", format="%.3f"),
         signals.TOKEN_F1: st.column_config.NumberColumn("token F1", format="%.3f"),
         "base_rate": st.column_config.NumberColumn("base rate", format="%.3f")})
+else:
+    st.header("Evidence recovery", divider="gray")
+    st.caption(md_escape(narrative.no_evidence_sentence(pick)))
 
 # -- interventions: a contrast pair, phrases (issue 13) ----------------------------------------------------------------
 # Each in an expander that computes once it is opened (on_change="rerun" makes `.open` tell), so the page's first view

@@ -130,7 +130,7 @@ sorts = list(filters.SORTS if interp is not None else filters.SORTS[:-1])
 filters.allow("sort_by", sorts)
 f7.selectbox("Sort by", sorts, key="sort_by", help="Kept with the filters when you visit another page. Column "
              "headers also sort the table, for this view only.")
-filters.remember()
+filters.remember(cell)
 chosen = filters.kept()
 
 view = filters.apply(table, chosen, cell)
@@ -140,9 +140,11 @@ if interp is not None:
     view = view.merge(per_ticket, on="ticket_id", how="left")
 view = filters.sort(view, chosen["sort_by"])
 
-columns = ["ticket_id", "text", "team", "predicted", "confidence", "correct", "tokens", "pattern"]
-if interp is not None:                  # next to the id, in view without scrolling the table sideways
-    columns[1:1] = [DISAGREEMENT, TAU_ROLLOUT]
+# The essentials first (id, true and predicted team, confidence), so a narrow window shows them without scrolling
+# the table sideways; a split's interpretation adds its two columns after them, before the text.
+columns = ["ticket_id", "team", "predicted", "confidence", "correct", "text", "tokens", "pattern"]
+if interp is not None:
+    columns[5:5] = [DISAGREEMENT, TAU_ROLLOUT]
 view = view[columns].reset_index(drop=True)
 
 status = f"{len(view)} of {len(table)} tickets"
@@ -179,16 +181,18 @@ config = {
                                            help="how the ticket was written: plain, negated, two topics, "
                                                 "ambiguous, noisy (mislabelled on purpose)"),
     DISAGREEMENT: st.column_config.NumberColumn(
-        "attention disagrees with effect", format="%.2f",
-        help="(1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
+        "disagrees", format="%.2f", width="small",
+        help="Attention disagrees with effect: (1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
              "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed. Sort to find where attention "
              "misleads."),
-    TAU_ROLLOUT: st.column_config.NumberColumn("τ rollout vs removal", format="%.2f", width="small"),
+    TAU_ROLLOUT: st.column_config.NumberColumn("τ rollout", format="%.2f", width="small",
+                                               help="Kendall τ between attention rollout and the removal effect"),
 }
+st.space("small")                # room for the table's hover toolbar, which floats above the table's top edge
 st.dataframe(view, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
              column_config=config, width="stretch", height=460)
 
-d1, d2, d3 = st.columns([1, 1, 2])
+d1, d3 = st.columns([2, 3])                    # the download label whole at 1000 px ("these tick…" in a quarter)
 with d1:
     ui.csv_download(view, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 

@@ -46,7 +46,7 @@ st.caption(f"One head: `attention()` against `F.scaled_dot_product_attention`. M
            f"Ran in {seconds * 1000:.0f} ms.")
 
 pick = state.current()
-label = "your ticket" if pick.custom else pick.ticket_id
+label = pick.label                # an id, a corpus ticket's id, or "your ticket"
 try:
     show(parity.model_rows(pick.text, run), f"The shipped model on {label}")
 except ValueError as exc:

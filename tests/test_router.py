@@ -190,3 +190,36 @@ def test_any_text_is_routed_or_refused_with_a_reason(text):
     probs = router.predict_texts([text])
     assert probs.shape == (1, 5) and torch.isfinite(probs).all()
     assert abs(float(probs.sum()) - 1) < 1e-5 and len(enc.ids) <= 256
+
+
+# -- issue 23 items 7 and 16: which flag fired, digits that read below the threshold, each unknown word once ----------
+@pytest.mark.parametrize("value, threshold, shown", [(0.53, 0.9, ("0.53", "0.90")), (0.897, 0.9, ("0.897", "0.90")),
+                                                     (0.8996, 0.9, ("0.8996", "0.90")), (0.59999, 0.6, ("0.59999", "0.60"))])
+def test_a_confidence_below_the_threshold_never_prints_as_the_threshold(value, threshold, shown):
+    from ticketnet.router import shown_below
+
+    assert shown_below(value, threshold) == shown
+    assert float(shown[0]) < float(shown[1])
+
+
+def test_the_flag_names_the_reason_that_fired(router):
+    limit = router.ood["min_confidence"]
+    probs = torch.tensor([limit - 0.003, 1 - limit + 0.003, 0.0, 0.0, 0.0])
+    unsure = router.assess_encoded(router.encode(T65052), probs)
+    assert unsure.low_confidence and not unsure.unfamiliar
+    assert unsure.message.startswith("Low confidence: the router's confidence ")
+    assert "Unlike the tickets" not in unsure.message
+    assert f"{limit:.2f} is below" not in unsure.message                    # not "0.90 is below … 0.90"
+    odd = router.assess("b b script script zorbly, zorbly frimble!")
+    assert odd.unfamiliar and odd.message.startswith("Unlike the tickets the router was trained on: ")
+    assert odd.unknown_words == ["b", "script", "zorbly", "frimble"]         # each once, in ticket order
+    assert "7 of its 7 words (100%)" in odd.message
+    assert not router.assess(T65052).message
+
+
+def test_the_card_flags_without_torch_as_the_router_does(router):
+    from ticketnet.card import load_card
+
+    enc = router.encode(T65052)
+    probs = [0.5, 0.25, 0.125, 0.0625, 0.0625]               # exact in float32 too
+    assert load_card(WEIGHTS).assess(enc, probs) == router.assess_encoded(enc, torch.tensor(probs))

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,9 +39,19 @@ class Encoded:
         return [t for t, i in zip(self.tokens, self.ids) if i == 1 and _is_word(t)]
 
     @property
+    def distinct_unknown_words(self) -> list[str]:
+        """`unknown_words` once each, in the order they first appear ("b, script", not "b, b, script, script")."""
+        return list(dict.fromkeys(self.unknown_words))
+
+    @property
+    def words(self) -> int:
+        """How many of the tokens read are words (letters or digits), the basis of `unknown_share`."""
+        return sum(_is_word(t) for t in self.tokens)
+
+    @property
     def unknown_share(self) -> float:
         """Share of the word tokens that are <unk> (punctuation is always known, so it is left out)."""
-        words = sum(_is_word(t) for t in self.tokens)
+        words = self.words
         return len(self.unknown_words) / words if words else 0.0
 
 
@@ -64,6 +75,61 @@ def encode_text(text: str, vocab: Vocab, max_len: int) -> Encoded:
     return Encoded(text, kept, ids, len(toks), sum(i == 1 for i in ids))
 
 
+def shown_below(value: float, threshold: float, decimals: int = 2) -> tuple[str, str]:
+    """(value, threshold) as text, the value with as many decimals as it takes to read below the threshold: 0.53
+    and 0.90, but 0.897 and 0.90, never "0.90 is below 0.90". The threshold keeps `decimals` places."""
+    limit = f"{threshold:.{decimals}f}"
+    for places in range(decimals, 10):
+        shown = f"{value:.{places}f}"
+        if float(shown) < float(f"{threshold:.{places}f}"):
+            return shown, limit
+    return f"{value:.10g}", f"{threshold:.10g}"
+
+
+@dataclass
+class Assessment:
+    """A ticket's prediction and whether it looks unlike what the router was trained on, or is too unsure to trust."""
+
+    team: str
+    confidence: float              # calibrated probability of `team`
+    probs: list[float]             # calibrated, in the router's team order
+    unknown_share: float           # share of the word tokens the vocabulary does not know
+    unknown_words: list[str]       # in ticket order, once each
+    unfamiliar: bool               # unknown_share above the card's max_unknown_share
+    low_confidence: bool           # confidence below the card's min_confidence
+    truncated: bool
+    words: int = 0                 # word tokens read (the basis of unknown_share)
+    unknown_count: int = 0         # word tokens read as <unk>, repeats counted
+    min_confidence: float = DEFAULT_OOD["min_confidence"]
+
+    @property
+    def flagged(self) -> bool:
+        return self.unfamiliar or self.low_confidence
+
+    @property
+    def reasons(self) -> list[str]:
+        out = []
+        if self.unfamiliar:
+            listed = ", ".join(self.unknown_words[:5]) + (", …" if len(self.unknown_words) > 5 else "")
+            out.append(f"{self.unknown_count} of its {self.words} words ({self.unknown_share:.0%}) are unknown to "
+                       f"the router ({listed})")
+        if self.low_confidence:
+            shown, limit = shown_below(self.confidence, self.min_confidence)
+            out.append(f"the router's confidence {shown} is below its calibrated threshold {limit}")
+        return out
+
+    @property
+    def message(self) -> str:
+        """The flag in one sentence that names the reason that fired ("" when none did): unknown words make the
+        ticket unlike the training data; a low confidence alone only makes the prediction unsure."""
+        if not self.flagged:
+            return ""
+        if self.unfamiliar:
+            return "Unlike the tickets the router was trained on: " + "; and ".join(self.reasons) + \
+                ". Treat this prediction as a guess."
+        return "Low confidence: " + self.reasons[0] + ". Treat this prediction as a guess."
+
+
 @dataclass
 class RouterCard:
     """The router without its weights: vocabulary, teams and `router.json` (configuration, metrics, calibration)."""
@@ -79,6 +145,22 @@ class RouterCard:
     def encode(self, text: str) -> Encoded:
         """Tokenize and look up one ticket; raises ValueError for a ticket with no token at all."""
         return encode_text(text, self.vocab, self.max_len)
+
+    @property
+    def ood(self) -> dict:
+        """Thresholds beyond which a ticket is flagged: `max_unknown_share`, `min_confidence`."""
+        return {**DEFAULT_OOD, **self.meta.get("ood", {})}
+
+    def assess(self, enc: Encoded, probs: Sequence[float]) -> Assessment:
+        """The flags of one ticket, typed or not, from its team probabilities: too many unknown words (above
+        `max_unknown_share`), or a confidence below the calibrated `min_confidence` recorded in router.json."""
+        p = [float(x) for x in probs]
+        k = max(range(len(p)), key=p.__getitem__)
+        limits = self.ood
+        share = enc.unknown_share
+        return Assessment(self.teams[k], p[k], p, share, enc.distinct_unknown_words,
+                          share > limits["max_unknown_share"], p[k] < limits["min_confidence"], enc.truncated,
+                          enc.words, len(enc.unknown_words), float(limits["min_confidence"]))
 
 
 def weights_files(weights: str | Path) -> tuple[Path, Path, Path]:

@@ -78,7 +78,7 @@ def format_single(router: Router, text: str) -> tuple[str, list[str]]:
         notes.append("note: none of the ticket's words were seen in training; the prediction is a guess")
     found = router.assess_encoded(enc, p)
     if found.flagged:
-        notes.append("note: unlike the training data: " + "; ".join(found.reasons))
+        notes.append("note: " + found.message)
     return "\n".join(lines), notes
 
 

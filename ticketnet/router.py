@@ -9,39 +9,13 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from ticketnet.card import DEFAULT_OOD, Encoded, RouterCard, WeightsError, encode_text, load_card
+from ticketnet.card import (  # noqa: F401  (Assessment and shown_below: where they were first defined)
+    DEFAULT_OOD, Assessment, Encoded, RouterCard, WeightsError, encode_text, load_card, shown_below,
+)
 from ticketnet.data.text import Vocab
 from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyTransformer, pad_batch
 from ticketnet.paths import WEIGHTS
-
-
-@dataclass
-class Assessment:
-    """A typed ticket's prediction and whether it looks unlike what the router was trained on."""
-
-    team: str
-    confidence: float              # calibrated probability of `team`
-    probs: list[float]             # calibrated, in the router's team order
-    unknown_share: float           # share of the word tokens the vocabulary does not know
-    unknown_words: list[str]
-    unfamiliar: bool               # unknown_share above the card's max_unknown_share
-    low_confidence: bool           # confidence below the card's min_confidence
-    truncated: bool
-
-    @property
-    def flagged(self) -> bool:
-        return self.unfamiliar or self.low_confidence
-
-    @property
-    def reasons(self) -> list[str]:
-        out = []
-        if self.unfamiliar:
-            out.append(f"{self.unknown_share:.0%} of its words are unknown to the router "
-                       f"({', '.join(self.unknown_words[:5])}{', …' if len(self.unknown_words) > 5 else ''})")
-        if self.low_confidence:
-            out.append(f"the router's confidence {self.confidence:.2f} is below its calibrated threshold")
-        return out
 
 
 @dataclass
@@ -74,8 +48,8 @@ class Router:
 
     @property
     def ood(self) -> dict:
-        """Thresholds beyond which a typed ticket is flagged: `max_unknown_share`, `min_confidence`."""
-        return {**DEFAULT_OOD, **self.meta.get("ood", {})}
+        """Thresholds beyond which a ticket is flagged: `max_unknown_share`, `min_confidence`."""
+        return self.card.ood
 
     @torch.inference_mode()
     def probabilities(self, ids: Tensor, is_pad: Tensor) -> Tensor:
@@ -85,11 +59,7 @@ class Router:
     def assess_encoded(self, enc: Encoded, probs: Tensor | None = None) -> Assessment:
         """The prediction for one encoded ticket with the out-of-distribution flags of `assess`."""
         p = self.predict_encoded([enc])[0] if probs is None else probs
-        conf, k = p.max(dim=-1)
-        limits = self.ood
-        share = enc.unknown_share
-        return Assessment(self.teams[int(k)], float(conf), [float(x) for x in p], share, enc.unknown_words,
-                          share > limits["max_unknown_share"], float(conf) < limits["min_confidence"], enc.truncated)
+        return self.card.assess(enc, [float(x) for x in p])
 
     def assess(self, text: str) -> Assessment:
         """Route one ticket and say whether it is unlike the training data: too many unknown words, or a calibrated

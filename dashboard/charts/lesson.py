@@ -239,9 +239,10 @@ def _cost_chart(df: pd.DataFrame, field: str, y_title: str, title: str, machine:
     layers = []
     x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens n (log scale)",
               axis=alt.Axis(values=ns, labelOverlap="greedy"))
-    # Log y: one label per power of ten at most (`~s`: 0.01, 1, 100, 10k), never stacked on each other.
+    # Log y: one label per power of ten at most (`,~g`: 0.01, 1, 100, 10,000), never stacked on each other. Not SI
+    # prefixes (`~s`): the unit is already milliseconds or megabytes, and 0.1 ms read "100m".
     y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log"), title=y_title,
-              axis=alt.Axis(tickCount=6, format="~s", labelOverlap="greedy", labelSeparation=4))
+              axis=alt.Axis(tickCount=6, format=",~g", labelOverlap="greedy", labelSeparation=4))
     lines = alt.Chart(data).mark_line(point=True).encode(
         x=x, y=y, color=alt.Color("variant:N", title=None,
                                   legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),

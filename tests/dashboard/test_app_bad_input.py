@@ -135,6 +135,8 @@ def test_a_100000_character_ticket_is_truncated_with_a_notice_in_seconds(small_d
     _ok(at)
     assert at.session_state["picked_ticket"] == "custom"
     assert any("Truncated" in w.value and f"first {router.max_len}" in w.value for w in at.warning)
+    n_total = router.encode(HUGE).n_total
+    assert n_total > 1000 and any(f"has {n_total:,} tokens" in w.value for w in at.warning)   # 18,966, not 18966
     assert "text" not in at.query_params, "a long text must not ride in the URL"
     shown = next(t for t in _texts(at) if t.startswith(HUGE[:100]))
     assert len(shown) < 10_000, "the page shows the start of a huge ticket, not all of it"
@@ -258,3 +260,12 @@ def test_markdown_escaping_also_shows_invisible_characters():
     assert md_escape("card\x00 *x*\x1b[31m") == "card␀ \\*x\\*␛\\[31m"
     assert md_escape("a\u202eb\x7f") == "a‹U+202E›b␡"
     assert md_escape("line one\nline two\ttab") == "line one\nline two\ttab"     # layout whitespace is kept
+
+
+def test_a_ticket_without_annotated_evidence_says_so_where_the_section_would_be(small_data):
+    # Issue 23 item 16: the Evidence section vanished without a word.
+    at = app_test(ticket="custom", text="where is my parcel").run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    assert "Evidence recovery" in [h.value for h in at.header]
+    assert any(c.value.startswith("A typed ticket has no annotated evidence") for c in at.caption)

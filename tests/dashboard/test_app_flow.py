@@ -158,11 +158,12 @@ def test_filter_query_round_trip():
               "pattern_filter": ["negated", "two_topics"], "ticket_search": "refund", "sort_by": filters.SORTS[1]}
     query = filters.to_query(values)
     assert query == {"split": "test", "pattern": "negated,two_topics", "misrouted": "1", "conf": "0-0.6",
-                     "q": "refund", "sort": "1"}
+                     "q": "refund", "sort": "confidence-lowest-first"}   # issue 23 item 13: readable, not "1"
     assert filters.from_query(query, ("valid", "test", "train"), ("payments",)) == values
     assert filters.to_query(filters.DEFAULTS) == {}
     odd = filters.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99"}, ("valid",), ("payments",))
     assert odd == filters.DEFAULTS
+    assert filters.from_query({"sort": "1"}, ("valid",), ())["sort_by"] == filters.SORTS[1]   # older links still open
 
 
 # -- 11. from a row to its explanation ---------------------------------------------------------------------------------
@@ -289,3 +290,111 @@ def test_a_long_typed_ticket_can_be_shared_by_link(app_env):
     assert fresh.session_state["custom_text"] == huge
     broken = app_test(ticket="custom", ztext="AAAA").run()
     assert any("could not be read back" in w.value for w in broken.warning)
+
+
+# -- issue 23 ------------------------------------------------------------------------------------------------------------
+def _plain(value) -> str:
+    return re.sub(r"\\(.)", r"\1", str(value))
+
+
+def test_a_valid_ticket_under_the_calibrated_threshold_is_flagged_for_its_confidence_only(app_env):
+    # Item 7: T-94617 (confidence 0.53, misrouted) got no flag while a typed ticket at 0.88 did.
+    if not app_env.shipped:
+        pytest.skip("T-94617 is in the shipped valid split")
+    at = app_test(ticket="T-94617").run()
+    _ok(at)
+    flags = [_plain(w.value) for w in at.warning if "Treat this prediction as a guess" in w.value]
+    assert flags == ["Low confidence: the router's confidence 0.53 is below its calibrated threshold 0.90. Treat "
+                     "this prediction as a guess."]
+    assert not any("Unlike the tickets" in w.value for w in at.warning)
+    at = app_test().run()                                                    # T-65052, confident: no flag
+    _ok(at)
+    assert not any("Treat this prediction as a guess" in w.value for w in at.warning)
+
+
+def test_one_token_read_is_singular(app_env):
+    # Item 16: "1 tokens read".
+    at = app_test(ticket="custom", text="refund").run()
+    _ok(at)
+    assert "1 token read" in [c.value for c in at.caption]
+
+
+def test_block_and_query_row_of_a_link_are_restored_and_written(app_env):
+    # Item 13: the URL kept the ticket but not the block or the query row.
+    at = app_test(block="2", row="5")        # row 3 ("not") is the default
+    at.switch_page(HEADS).run()
+    _ok(at)
+    assert at.segmented_control(key="block").value == 2
+    row_box = next(s for s in at.selectbox if s.label.startswith("Query row"))
+    assert row_box.value == 5
+    assert any(h.value.startswith("Block 2:") for h in at.subheader)
+    at.segmented_control(key="block").set_value(1).run()                     # the default: out of the URL
+    assert "block" not in at.query_params and at.query_params["row"] == "5"
+    fresh = app_test()
+    fresh.switch_page(HEADS).run()
+    fresh.segmented_control(key="block").set_value(2).run()
+    assert fresh.query_params["block"] == "2"
+    odd = app_test(block="9", row="x")                                       # nonsense is ignored, not an error
+    odd.switch_page(HEADS).run()
+    _ok(odd)
+    assert odd.segmented_control(key="block").value == 1
+
+
+def test_the_target_team_of_a_link_is_restored_by_name(app_env):
+    at = app_test(target="account")
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    target = next(s for s in at.selectbox if s.label.startswith("Target team"))
+    assert target.format_func(target.value).startswith("account")
+    assert at.query_params["target"] == "account"
+    predicted = next(i for i in target.options if "(predicted)" in i)
+    target.set_value(target.options.index(predicted)).run()
+    assert "target" not in at.query_params                                 # the predicted team is the default
+
+
+def test_sort_and_confusion_cell_live_in_the_url_by_name(app_env):
+    at = app_test(sort="confidence-lowest-first", cell="delivery,payments").run()
+    _ok(at)
+    table = _table(at)
+    assert len(table) and (table["team"] == "delivery").all() and (table["predicted"] == "payments").all()
+    assert list(table["confidence"]) == sorted(table["confidence"])
+    assert at.selectbox(key="sort_by").value == "confidence, lowest first"
+    assert at.query_params["sort"] == "confidence-lowest-first" and at.query_params["cell"] == "delivery,payments"
+    at.selectbox(key="sort_by").set_value("longest first").run()
+    assert at.query_params["sort"] == "longest-first"
+    next(b for b in at.button if b.label == "Clear the confusion filter").click().run()
+    _ok(at)
+    assert "cell" not in at.query_params and len(_table(at)) == 1500
+
+
+def test_the_tickets_table_puts_true_team_prediction_and_confidence_first(small_data):
+    # Item 12: with the split interpreted, its columns pushed true team, predicted and confidence off-screen at 1000 px.
+    from dashboard.data import splits
+
+    splits.compute_split_interpretation("valid")
+    at = app_test().run()
+    _ok(at)
+    columns = list(_table(at).columns)
+    assert columns[:5] == ["ticket_id", "team", "predicted", "confidence", "correct"], columns
+    from ticketnet.interpret import DISAGREEMENT
+
+    assert columns.index(DISAGREEMENT) > 4 and columns.index("τ rollout") > 4       # after the essentials
+
+
+def test_the_picked_line_comes_before_its_links_in_one_wrapping_row(app_env):
+    # Item 12: in columns the links were cut ("Heads of T-") and the line sat at the right end, under the table's
+    # toolbar. Now one horizontal row, the line first, every piece as wide as its words.
+    at = app_test().run()
+    _ok(at)
+    row = next(b for b in at.main.children.values() for b in _blocks(b)
+               if any(e.type == "page_link" for e in getattr(b, "children", {}).values()))
+    kinds = [row.children[k].type for k in sorted(row.children)]
+    assert kinds == ["markdown", "page_link", "page_link"], kinds
+    flex = row.proto.flex_container
+    assert flex.direction == flex.Direction.HORIZONTAL and flex.wrap
+
+
+def _blocks(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _blocks(child)

@@ -1,5 +1,6 @@
 """The Formula, Verification and Cost pages driven through Streamlit's AppTest, widget by widget."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,29 @@ def test_app_navigation_has_the_formula_section():
     for name in ("formula.py", "verification.py", "cost.py"):
         assert f'"pages" / "{name}"' in src
     assert '"How attention works": FORMULA_PAGES' in src
+
+
+# -- issue 23 item 14 ------------------------------------------------------------------------------------------------
+def test_a_smaller_kv_cache_reads_as_a_saving_with_a_down_arrow():
+    # "↑ −75 % against MHA": the unicode minus read as positive and drew an up arrow on a saving.
+    at = page("cost.py")
+    kv = next(m for m in at.metric if m.label.startswith("KV cache"))
+    assert kv.label == "KV cache (GQA)" and kv.proto.delta == "-75% against MHA"
+    assert kv.proto.direction == kv.proto.MetricDirection.DOWN and kv.proto.color == kv.proto.MetricColor.GREEN
+    at.select_slider(key="cost_kv_heads").set_value(32)
+    rerun(at)
+    mha = next(m for m in at.metric if m.label.startswith("KV cache"))
+    assert mha.proto.delta == "same as MHA" and mha.proto.direction == mha.proto.MetricDirection.NONE
+
+
+def test_the_measuring_time_is_said_as_measured():
+    # "about a minute" for what took 6.7 s: the estimate is the measured one, and a measurement says how long it took.
+    at = page("cost.py")
+    hint = next(i.value for i in at.info if "Nothing measured yet" in i.value)
+    assert "about a minute" not in hint and "7 s on two idle cores" in hint
+    at.select_slider(key="cost_max_n").set_value(128)
+    at.number_input(key="cost_repeats").set_value(1)
+    rerun(at)
+    at.button(key="cost_measure").click()
+    rerun(at)
+    assert any(re.fullmatch(r"Measured in \d+\.\d s, 1 repeat per point\.", c.value) for c in at.caption)

@@ -75,7 +75,8 @@ def test_the_corpus_page_opens_a_scan_filters_and_picks(app_env, full_scan, tmp_
     assert len(ids) == n
     at.selectbox(key="corpus_pick_id").set_value(ids[0]).run()
     assert not at.exception
-    assert at.query_params.get("ticket") in ("custom", ["custom"])
+    # Named by its scan and id (issue 23 item 4), not carried as a typed text.
+    assert at.query_params.get("ticket") in (ids[0], [ids[0]]) and at.query_params.get("scan") in ("shipped", ["shipped"])
     at.switch_page(HEADS).run()
     assert not at.exception and not at.error
     assert any(md_escape(ids[0]) in md.value and "corpus ticket" in md.value for md in at.markdown)
@@ -192,3 +193,37 @@ def test_a_word_view_with_no_word_says_why_and_what_to_change(app_env, scans):
     assert not any("layer" in s and any(lay["mark"]["type"] == "circle" for lay in s["layer"]) for s in specs)
     at.number_input(key="corpus_min_tickets").set_value(most).run()
     assert not any("Tokens seen in at least" in i.value for i in at.info)
+
+
+def _corpus_env(full_scan, tmp_path, monkeypatch):
+    shutil.copytree(full_scan, tmp_path / "scans" / "shipped")
+    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
+
+
+def test_a_shared_link_to_a_corpus_ticket_names_it_with_its_true_team_and_verdict(app_env, full_scan, tmp_path,
+                                                                                monkeypatch):
+    # Issue 23 item 4: opened from the copied URL, a corpus ticket read "Your ticket (typed)", no id, no true team.
+    _corpus_env(full_scan, tmp_path, monkeypatch)
+    at = app_test()
+    at.switch_page(CORPUS).run()
+    at.toggle(key="corpus_misrouted").set_value(True).run()
+    ids = at.selectbox(key="corpus_pick_id").options[1:]
+    assert ids, "the scan has a misrouted ticket"
+    at.selectbox(key="corpus_pick_id").set_value(ids[0]).run()
+    link = {k: at.query_params[k] for k in ("ticket", "scan")}
+    shared = app_test(**link)                                           # a new session opening the copied URL
+    shared.switch_page(HEADS).run()
+    assert not shared.exception and not shared.error
+    header = "\n".join(str(m.value) for m in shared.markdown)
+    assert f"**{md_escape(ids[0])}** · corpus ticket · true team **" in header
+    assert "✗ misrouted (true: " in header and "Your ticket" not in header
+    assert shared.query_params["ticket"] == ids[0] and shared.query_params["scan"] == "shipped"
+
+
+def test_a_link_to_a_corpus_ticket_that_is_gone_says_so(app_env, full_scan, tmp_path, monkeypatch):
+    _corpus_env(full_scan, tmp_path, monkeypatch)
+    at = app_test(ticket="T-00000", scan="shipped").run()
+    assert not at.exception
+    assert any("not in the corpus scan 'shipped'" in w.value for w in at.warning)
+    at = app_test(ticket="T-00000", scan="../elsewhere").run()
+    assert any("not among the scans on this server" in w.value for w in at.warning)

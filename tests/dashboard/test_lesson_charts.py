@@ -129,7 +129,7 @@ def test_cost_charts_draw_in_their_own_height_with_readable_axes_and_legend(buil
     lines = d["layer"][0]
     y_axis = lines["encoding"]["y"]["axis"]
     assert lines["encoding"]["y"]["scale"]["type"] == "log"
-    assert y_axis["labelOverlap"] and y_axis["tickCount"] <= 8 and y_axis["format"] == "~s"
+    assert y_axis["labelOverlap"] and y_axis["tickCount"] <= 8 and y_axis["format"] == ",~g"   # not SI ("100m" for 0.1 ms)
     assert lines["encoding"]["x"]["axis"]["labelOverlap"]
     legend = lines["encoding"]["color"]["legend"]
     assert legend["orient"] == "bottom" and legend["labelLimit"] == 0           # whole variant names

@@ -109,3 +109,31 @@ def test_the_pages_unit_names_are_the_library_s_units_in_its_order():
     from ticketnet.interpret.interventions.units import UNIT_LABELS, UNITS
 
     assert narrative.UNIT_NAMES == UNIT_LABELS and tuple(narrative.UNIT_NAMES) == UNITS
+
+
+# -- issue 23 item 16 -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n, text", [(0, "0 tokens"), (1, "1 token"), (2, "2 tokens"), (60000, "60,000 tokens")])
+def test_count_says_one_token_and_separates_thousands(n, text):
+    assert narrative.count(n, "token") == text
+
+
+def test_unknown_words_are_counted_on_the_flags_basis_and_listed_once():
+    from ticketnet.card import encode_text
+    from ticketnet.data.text import Vocab
+
+    vocab = Vocab(itos=["<pad>", "<unk>", "the", "!", ","])
+    enc = encode_text("the b b script script, the § !", vocab, 64)
+    assert enc.words == 6 and len(enc.unknown_words) == 4 and enc.unknown == 5     # "§" is an unknown symbol
+    sentence = narrative.unknown_sentence(enc)
+    assert sentence.startswith("4 of the 6 words read (67%) were never seen in training (b, script)")
+    assert "1 other symbol is unknown too" in sentence
+    assert "tokens" not in sentence
+
+
+def test_no_evidence_says_why_in_one_line():
+    from dashboard.state import Pick
+
+    assert narrative.no_evidence_sentence(Pick("custom", "hello")).startswith("A typed ticket has no annotated")
+    assert "corpus ticket" in narrative.no_evidence_sentence(Pick("custom", "x", corpus_id="T-1")).lower()
+    assert narrative.no_evidence_sentence(Pick("T-1", "x", split="valid")).startswith("T-1 has no annotated")
+    assert "could not be found" in narrative.no_evidence_sentence(Pick("T-1", "x", split="valid", evidence="zz"))
