@@ -98,11 +98,17 @@ with q_left:
     if "hard_accuracy" in summary:
         m3.metric("hard tickets", f"{summary['hard_accuracy']:.3f}",
                   help=f"accuracy on the {summary['hard_n']} negated, two-topic and ambiguous tickets")
+    base = splits.baseline(split)
+    if base is not None:
+        st.caption(f"A bag-of-words baseline (TF-IDF + logistic regression, fitted on the same train split) routes "
+                   f"{base['accuracy']:.3f} of these tickets; this router {summary['accuracy']:.3f}.")
     per_team = pd.DataFrame([{"team": t, **v} for t, v in summary["per_team"].items()])
     per_team["support"] = per_team["support"].astype(int)
+    if base is not None:
+        per_team["baseline recall"] = per_team["team"].map(base["recall"])
     st.dataframe(per_team, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                for c in ("precision", "recall", "f1")})
+                                for c in ("precision", "recall", "f1", "baseline recall")})
     ui.csv_download(per_team, "per-team metrics (CSV)", f"ticketnet_{split}_per_team.csv", key="dl_per_team")
 with q_right:
     st.subheader("Confusion matrix")

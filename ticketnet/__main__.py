@@ -1,4 +1,4 @@
-"""Command line: `python -m ticketnet {synth,train,evaluate,predictions,predict,scan,bench}`; errors print one line and exit non-zero."""
+"""Command line: `python -m ticketnet {synth,train,baseline,evaluate,predictions,predict,scan,bench}`; errors print one line and exit non-zero."""
 
 from __future__ import annotations
 
@@ -127,6 +127,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"  {team:<{width}} precision {s['precision']:.3f}  recall {s['recall']:.3f}  (n = {s['support']:.0f})")
     for style, s in m.get("per_style", {}).items():
         print(f"  style {style:<14} accuracy {s['accuracy']:.3f}  (n = {s['n']})")
+    return 0
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    from ticketnet.train import record_baseline
+
+    weights = _router_weights(args)
+    base = record_baseline(weights, log=lambda m: print(m, file=sys.stderr, flush=True))
+    for split, m in base["metrics"].items():
+        print(f"baseline on {split}: accuracy {m['accuracy']:.4f}, macro F1 {m['macro_f1']:.4f} (n = {m['n']:,})")
+    print(f"recorded in {weights.parent / 'router.json'} (C {base['C']:g}, {base['seconds']:.0f} s)")
     return 0
 
 
@@ -281,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--router", help=router_help)
     p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
     p.set_defaults(func=_evaluate)
+
+    p = sub.add_parser("baseline", help="fit the TF-IDF + logistic regression baseline on a router's splits and "
+                                        "record it in its router.json (training does this too)")
+    p.add_argument("--router", help=router_help)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_baseline)
 
     p = sub.add_parser("predictions", help="write the router's predictions on valid, test and handwritten beside its "
                                            "weights (training does this too), for the dashboard's first page")

@@ -396,3 +396,25 @@ def save_router(router: Router, out: Path) -> None:
     router.vocab.save(out / "vocab.json")
     write_atomic(out / "router.json", (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     write_atomic(out / "router.pt", buf.getvalue())
+
+
+def record_baseline(weights: Path, log: Callable[[str], None] = print) -> dict:
+    """Fit the baseline on the splits of an existing router (one trained before routers carried one) and record it
+    in its router.json; the weights stay as they are, and the stored predictions are rewritten under the new card's
+    hash. Returns the baseline."""
+    from ticketnet.paths import router_data
+
+    router = Router.load(weights)
+    data = router_data(Path(weights).parent)
+    teams = router.teams
+    train_rows = load_split(data / "train.csv", teams)
+    evaluated = {"valid": load_split(data / "valid.csv", teams), "test": load_split(data / "test.csv", teams),
+                 **{name: load_split(data / f"{name}.csv", teams) for name in HANDWRITTEN
+                    if (data / f"{name}.csv").is_file()}}
+    log(f"fitting the TF-IDF + logistic regression baseline on {len(train_rows):,} training tickets")
+    router.meta["baseline"] = fit_baseline(train_rows, evaluated["valid"], teams, evaluated,
+                                           seed=router.meta.get("train", {}).get("seed", 0))
+    meta_path = Path(weights).parent / ROUTER_MARKER
+    write_atomic(meta_path, (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_predictions(router, Path(weights), data)
+    return router.meta["baseline"]

@@ -159,6 +159,26 @@ def quality(split: str) -> dict:
     return summarize(df[[f"p_{t}" for t in teams]].to_numpy(), y, tuple(teams), hard)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _file_sha256(path: str, key: tuple) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def baseline(split: str) -> dict | None:
+    """The bag-of-words baseline's figures on the split (accuracy, macro F1, recall per team) as recorded in
+    router.json, when it was measured on exactly this CSV; else None."""
+    meta = card().meta
+    recorded = meta.get("baseline", {}).get("metrics", {}).get(split)
+    path = split_path(split)
+    if recorded is None or not path.is_file():
+        return None
+    if meta.get("data_sha256", {}).get(split) != _file_sha256(str(path), stamp(path)):
+        return None
+    return recorded
+
+
 def routed_probs(split: str, ticket_id: str) -> list[float] | None:
     """The ticket's team probabilities (rounded to 4 decimals, in the card's team order) from its split's routed
     table, if that table is at hand (in memory or on disk) and holds the ticket; else None. Needs no model."""
