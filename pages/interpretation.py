@@ -230,6 +230,11 @@ with contrast_section:
                         "patch to recover. Edit some words.", icon=":material/info:")
             else:
                 st.caption(md_escape(narrative.patching_intro(cp.values_a[unit], cp.values_b[unit], unit, team)))
+                change = cp.values_b[unit] - cp.values_a[unit]
+                flips = int(ins.probs.argmax()) != int(ins_b.probs.argmax())
+                caveat = interventions.share_note(change, unit, team, flips)
+                if caveat:
+                    st.warning(md_escape(caveat), icon=":material/warning:")
                 gaps = narrative.unaligned_sentence(cp.tokens_a, cp.tokens_b, cp.alignment.a_to_b(),
                                                     cp.alignment.b_to_a())
                 if gaps:
@@ -237,8 +242,8 @@ with contrast_section:
                 st.markdown(md_escape(narrative.strongest_patches(cp.heads, cp.resid, unit)))
                 for direction, words in narrative.DIRECTION_WORDS.items():
                     st.subheader(f"Patched {words} ({direction})")
-                    ui.chart(ic.patching_heads_grid, cp.heads, direction, unit)
-                    ui.chart(ic.patching_resid_heatmap, cp.resid, direction, unit)
+                    ui.chart(ic.patching_heads_grid, cp.heads, direction, unit, unreliable=caveat is not None)
+                    ui.chart(ic.patching_resid_heatmap, cp.resid, direction, unit, unreliable=caveat is not None)
 
 phrase_section = st.expander("Phrases: deletion, pairs, Shapley values", key="open_phrases", on_change="rerun",
                              icon=":material/segment:")
@@ -299,9 +304,9 @@ with s1:
         blk = hb1.selectbox("Block", sorted(importance["block"].unique()), key="imp_block")
         hd = hb2.selectbox("Head", sorted(importance["head"].unique()), key="imp_head")
         row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
-        st.markdown(f"Masking **block {blk} head {hd}** costs {narrative.fmt(row['accuracy_drop'], 3)} accuracy; its "
-                    f"{support_title(unit, 'the true team')} is {narrative.effect(row[f'support_{unit}'])} on average. "
-                    "Its pattern on this ticket:")
+        st.markdown(f"Masking **block {blk} head {hd}**, in the one convention (with the head − masked): accuracy "
+                    f"{narrative.effect(row['accuracy_drop'])}; {support_title(unit, 'the true team')} "
+                    f"{narrative.effect(row[f'support_{unit}'])} on average. Its pattern on this ticket:")
         ui.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
 
 with s2:
@@ -314,7 +319,7 @@ with s2:
                    "page.")
         ui.split_interpretation_button(split, n_split, key="btn_split")
     else:
-        ui.chart(charts.tau_distribution, interp)
+        ui.chart(charts.tau_distribution, interp, width="stretch")
         long = charts.tau_long(interp)
         med = long.groupby(signals.SIGNAL, sort=False)[signals.TAU].median()
         rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))
