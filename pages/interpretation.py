@@ -18,6 +18,7 @@ from ticketnet.interpret import (
 ATTENTION_SIGNALS_DEFAULT = signals.names((signals.ROLLOUT, signals.mean_attention(2), signals.INTEGRATED_GRADIENTS))
 ERASER_DEFAULT = signals.names((signals.REMOVAL, signals.ROLLOUT, signals.mean_attention(1), signals.mean_attention(2),
                                 signals.INTEGRATED_GRADIENTS, signals.RANDOM))
+SPLIT_PANEL_PX = 420                 # two of them and the gap fit the main column at 1366 px, one at 1000 px
 REMOVAL, UNK, IG = signals.REMOVAL.name, signals.UNK_REPLACEMENT.name, signals.INTEGRATED_GRADIENTS.name
 
 st.title("Interpretation")
@@ -288,7 +289,10 @@ with phrase_section:
 st.header("Across a split", divider="gray")
 split = st.segmented_control("Split", splits.SPLITS, default="valid", key="interp_split", required=True) or "valid"
 n_split = len(splits.split_rows(split))
-s1, s2 = st.columns(2, gap="large")
+# Side by side on a wide screen, one above the other in a laptop's 540 px column: as two st.columns there, the τ box
+# plot had 96 px of plot beside its signal names.
+split_row = st.container(horizontal=True, gap="large")
+s1, s2 = split_row.container(width=SPLIT_PANEL_PX), split_row.container(width=SPLIT_PANEL_PX)
 
 with s1:
     st.subheader("Head importance")

@@ -591,7 +591,7 @@ def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") ->
     return alt.vconcat(grid("accuracy_drop", ACCURACY_TITLE,
                             support_scale(df["accuracy_drop"], floor=ACCURACY_NEGLIGIBLE)),
                        grid(support, support_title(unit, "the true team"), support_scale(df[support], unit)),
-                       spacing=16)
+                       spacing=16).resolve_scale(color="independent")     # shared, accuracy took the support's domain
 
 
 def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: bool = False,

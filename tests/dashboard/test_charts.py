@@ -612,8 +612,10 @@ def test_head_importance_reads_with_minus_masked_red_where_the_head_helps():
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
                         "accuracy_drop": [0.00067, 0.009, 0.0, -0.001, 0.003, 0.001, 0.002, -0.003],
                         "support_prob": np.linspace(-0.01, 0.02, 8), "support_logit_diff": np.linspace(-0.1, 0.9, 8)})
-    left, right = charts.head_importance_chart(imp).to_dict()["vconcat"]
+    spec = charts.head_importance_chart(imp).to_dict()
+    left, right = spec["vconcat"]
     assert left["title"]["text"] == "accuracy with the head − masked"
+    assert spec["resolve"]["scale"]["color"] == "independent"        # a concat shares colour scales by default
     for side in (left, right):
         rect, text = side["layer"]
         assert _positive_end_is_red(rect["encoding"]["color"]["scale"])
