@@ -129,6 +129,9 @@ with knockout_section:
                                                           ko.support[unit], ko_tau, unit, team)))
         st.metric("Kendall τ, weight against support (this row)", narrative.tau_text(ko_tau))
         found = interventions.edge_rows(ko, tokens, unit, team)
+        quiet = interventions.edge_note(ko, unit, team)
+        if quiet:
+            st.caption(md_escape(quiet))
         if len(found):
             st.caption("Edges where weight and support disagree most (rank percentiles on this row): support = "
                        f"ticket − edge cut, positive where the edge helps {md_escape(team)}.")

@@ -18,6 +18,7 @@ from ticketnet.interpret import (
 ATTENTION_SIGNALS_DEFAULT = signals.names((signals.ROLLOUT, signals.mean_attention(2), signals.INTEGRATED_GRADIENTS))
 ERASER_DEFAULT = signals.names((signals.REMOVAL, signals.ROLLOUT, signals.mean_attention(1), signals.mean_attention(2),
                                 signals.INTEGRATED_GRADIENTS, signals.RANDOM))
+SPLIT_PANEL_PX = 420                 # two of them and the gap fit the main column at 1366 px, one at 1000 px
 REMOVAL, UNK, IG = signals.REMOVAL.name, signals.UNK_REPLACEMENT.name, signals.INTEGRATED_GRADIENTS.name
 
 st.title("Interpretation")
@@ -235,6 +236,11 @@ with contrast_section:
                         "patch to recover. Edit some words.", icon=":material/info:")
             else:
                 st.caption(md_escape(narrative.patching_intro(cp.values_a[unit], cp.values_b[unit], unit, team)))
+                change = cp.values_b[unit] - cp.values_a[unit]
+                flips = int(ins.probs.argmax()) != int(ins_b.probs.argmax())
+                caveat = interventions.share_note(change, unit, team, flips)
+                if caveat:
+                    st.warning(md_escape(caveat), icon=":material/warning:")
                 gaps = narrative.unaligned_sentence(cp.tokens_a, cp.tokens_b, cp.alignment.a_to_b(),
                                                     cp.alignment.b_to_a())
                 if gaps:
@@ -242,8 +248,8 @@ with contrast_section:
                 st.markdown(md_escape(narrative.strongest_patches(cp.heads, cp.resid, unit)))
                 for direction, words in narrative.DIRECTION_WORDS.items():
                     st.subheader(f"Patched {words} ({direction})")
-                    ui.chart(ic.patching_heads_grid, cp.heads, direction, unit)
-                    ui.chart(ic.patching_resid_heatmap, cp.resid, direction, unit)
+                    ui.chart(ic.patching_heads_grid, cp.heads, direction, unit, unreliable=caveat is not None)
+                    ui.chart(ic.patching_resid_heatmap, cp.resid, direction, unit, unreliable=caveat is not None)
 
 phrase_section = st.expander("Phrases: deletion, pairs, Shapley values", key="open_phrases", on_change="rerun",
                              icon=":material/segment:")
@@ -288,7 +294,10 @@ with phrase_section:
 st.header("Across a split", divider="gray")
 split = st.segmented_control("Split", splits.SPLITS, default="valid", key="interp_split", required=True) or "valid"
 n_split = len(splits.split_rows(split))
-s1, s2 = st.columns(2, gap="large")
+# Side by side on a wide screen, one above the other in a laptop's 540 px column: as two st.columns there, the τ box
+# plot had 96 px of plot beside its signal names.
+split_row = st.container(horizontal=True, gap="large")
+s1, s2 = split_row.container(width=SPLIT_PANEL_PX), split_row.container(width=SPLIT_PANEL_PX)
 
 with s1:
     st.subheader("Head importance")
@@ -304,9 +313,9 @@ with s1:
         blk = hb1.selectbox("Block", sorted(importance["block"].unique()), key="imp_block")
         hd = hb2.selectbox("Head", sorted(importance["head"].unique()), key="imp_head")
         row = importance[(importance["block"] == blk) & (importance["head"] == hd)].iloc[0]
-        st.markdown(f"Masking **block {blk} head {hd}** costs {narrative.fmt(row['accuracy_drop'], 3)} accuracy; its "
-                    f"{support_title(unit, 'the true team')} is {narrative.effect(row[f'support_{unit}'])} on average. "
-                    "Its pattern on this ticket:")
+        st.markdown(f"Masking **block {blk} head {hd}**, in the one convention (with the head − masked): accuracy "
+                    f"{narrative.effect(row['accuracy_drop'])}; {support_title(unit, 'the true team')} "
+                    f"{narrative.effect(row[f'support_{unit}'])} on average. Its pattern on this ticket:")
         ui.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
 
 with s2:
@@ -319,7 +328,7 @@ with s2:
                    "page.")
         ui.split_interpretation_button(split, n_split, key="btn_split")
     else:
-        ui.chart(charts.tau_distribution, interp)
+        ui.chart(charts.tau_distribution, interp, width="stretch")
         long = charts.tau_long(interp)
         med = long.groupby(signals.SIGNAL, sort=False)[signals.TAU].median()
         rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -42,6 +44,50 @@ def cell_text_color(dark_cell: str):
 
 
 ON_LIGHT_CELL = "#1b1b1b"
+# Text on the page's own background (a bar's value label, a subtitle): Streamlit's chart theme colours axes, legends
+# and titles but not text marks or subtitles, which stay near-black on the dark theme. This grey reads on both
+# backgrounds (contrast about 4.3:1 on white and 4.4:1 on Streamlit's dark #0e1117).
+THEME_NEUTRAL_TEXT = "#7a7a7a"
+ACCURACY_NEGLIGIBLE = 0.01           # one ticket in a hundred: an accuracy change under it is drawn near white
+
+
+def value_format(values, digits: int = 2, trim: bool = True) -> str:
+    """A d3 format string for legends, axis labels and tooltips, with the decimals the values need: `digits`
+    significant digits of the largest |value| (0.33 → ".2f", 0.0023 → ".4f"), exponent notation below 1e-4, so a
+    legend over effects of 0.002 never reads 0.00 / 0.00 / 0.00. `trim` drops trailing zeros (axis labels stay short)."""
+    v = _np(values).ravel()
+    v = v[np.isfinite(v)]
+    peak = float(np.abs(v).max()) if v.size else 0.0
+    tilde = "~" if trim else ""
+    if peak == 0:
+        return f".2{tilde}f"
+    if peak < 1e-4:
+        return f".{digits}{tilde}e"
+    decimals = max(0, digits - 1 - math.floor(math.log10(peak)))
+    return f".{decimals}{tilde}f"
+
+
+def support_scale(values, unit: str | None = None, floor: float | None = None) -> alt.Scale:
+    """The diverging colour scale of support (score with the part − without it), red where positive (the part helps
+    the target), blue where negative, white at 0, as the per-token bars and text. Symmetric, and never narrower than
+    the negligible effect of `unit` (or `floor`), so a 1e-4 logit effect is drawn near white, not saturated."""
+    v = _np(values).ravel()
+    v = v[np.isfinite(v)]
+    peak = float(np.abs(v).max()) if v.size else 0.0
+    least = floor if floor is not None else (sig.NEGLIGIBLE_EFFECT[unit] if unit is not None else 1e-12)
+    peak = max(peak, least)
+    return alt.Scale(scheme=EFFECT_SCHEME, domain=[-peak, peak], reverse=True)
+
+
+def scale_peak(scale: alt.Scale) -> float:
+    """The upper end of a symmetric scale made by `support_scale`."""
+    return float(scale.domain[1])
+
+
+def signal_scale(names: Sequence[str]) -> alt.Scale:
+    """Colours of these signals from the registry (`signals.signal_color`): one colour per signal on every chart."""
+    names = list(dict.fromkeys(names))
+    return alt.Scale(domain=names, range=[sig.signal_color(n) for n in names])
 
 
 def _np(x) -> np.ndarray:
@@ -112,9 +158,9 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     layers = [cells]
     if query_row is not None:
         layers.append(query_row_frame(tokens, query_row))
+    subtitle_style = {"subtitle": subtitle, "subtitleColor": THEME_NEUTRAL_TEXT} if subtitle else {}
     return alt.layer(*layers).properties(
-        width=alt.Step(step), height=alt.Step(step),
-        title=alt.Title(heading, anchor="start", **({"subtitle": subtitle} if subtitle else {})))
+        width=alt.Step(step), height=alt.Step(step), title=alt.Title(heading, anchor="start", **subtitle_style))
 
 
 def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
@@ -202,7 +248,7 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
             hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == h + 1)]
             if len(hit):
                 r = hit.iloc[0]
-                subtitle = f"masked: accuracy −{r['accuracy_drop']:.3f}, support {r['support_prob']:+.3f} (p(true))"
+                subtitle = importance_subtitle(float(r["accuracy_drop"]), float(r["support_prob"]))
         charts.append(head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
                                    step=step, subtitle=subtitle))
     # Every concatenation resolves colour itself: an hconcat inside a vconcat otherwise shares one scale and
@@ -211,6 +257,15 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
             for i in range(0, h_count, columns)]
     grid = rows[0] if len(rows) == 1 else _independent(alt.vconcat(*rows, spacing=18))
     return grid.properties(autosize=alt.AutoSizeParams(type="pad"))    # drawn at its size, which fits `width`
+
+
+def importance_subtitle(accuracy_support: float, support_prob: float) -> list[str]:
+    """A head's importance over the valid split, in the one sign convention (with the head − masked), as two lines:
+    the accuracy it adds and its support for the true team in probability."""
+    from ticketnet.interpret.interventions.units import format_effect
+
+    return [f"with − masked: accuracy {format_effect(accuracy_support)}",
+            f"support for the true team {format_effect(support_prob)} (probability)"]
 
 
 def _independent(chart):
@@ -248,7 +303,8 @@ def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChar
     )
     bars = base.mark_bar(color="#4c78a8").encode(
         tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("weight:Q", format=".3f"), "rank:Q"])
-    top = base.mark_text(dy=-7, fontSize=10).encode(text=alt.Text("weight:Q", format=".2f")).transform_filter(
+    top = base.mark_text(dy=-7, fontSize=10, color=THEME_NEUTRAL_TEXT).encode(
+        text=alt.Text("weight:Q", format=".2f")).transform_filter(
         "datum.rank <= 2")
     return alt.layer(bars, top, data=df).properties(width=alt.Step(step), height=70).facet(
         row=alt.Row("head:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")), spacing=6)
@@ -366,7 +422,7 @@ def _title_lines(title: str) -> list[str]:
 
 
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
-           fmt: str = ".3f", width: float = 130, x_title: str | None = None) -> alt.Chart:
+           width: float = 130, x_title: str | None = None) -> alt.Chart:
     """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal".
     `x_title` "support for X (unit)" is drawn on three lines, "support for", "X" and "(unit)", so a narrow panel
     keeps the team's name."""
@@ -378,12 +434,15 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
     else:
         color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
     # titleLimit: a long team name ends in an ellipsis inside the panel rather than widening the chart past its column.
+    # Labels and tooltips with the digits the values need: effects of 0.002 read 0.002, not 0.00.
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
         x=alt.X(f"{column}:Q", title=title, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
-                                                          labelOverlap=True, titleFontSize=10, titleLimit=width)),
+                                                          labelOverlap=True, titleFontSize=10, titleLimit=width,
+                                                          format=value_format(df[column]))),
         color=color,
-        tooltip=[alt.Tooltip("label:N", title="token"), alt.Tooltip(f"{column}:Q", title=x_title, format=fmt)],
+        tooltip=[alt.Tooltip("label:N", title="token"),
+                 alt.Tooltip(f"{column}:Q", title=x_title, format=value_format(df[column], 3, trim=False))],
     ).properties(width=width, height=alt.Step(16),
                  title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10))
 
@@ -419,6 +478,10 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
         autosize=alt.AutoSizeParams(type="pad"))
 
 
+TAU_LABELS_PX = 120                  # signal names beside the τ boxes ("mean attention b2" in about 100 px)
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
+
+
 def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -> alt.LayerChart:
     """Box plots of per-ticket Kendall τ (signal vs removal effect) per signal, the random baseline included.
 
@@ -427,11 +490,12 @@ def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -
     tau = sig.TAU
     long = tau_long(split, chosen)
     order = list(dict.fromkeys(long[sig.SIGNAL]))
-    long["baseline"] = long[sig.SIGNAL].eq(RANDOM_SIGNAL)
     box = alt.Chart(long).mark_boxplot(extent=1.5, size=14).encode(
-        y=alt.Y(f"{sig.SIGNAL}:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
-        x=alt.X(f"{tau}:Q", title="Kendall τ with the removal effect (per ticket)", scale=alt.Scale(domain=[-1, 1])),
-        color=alt.Color("baseline:N", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#aaaaaa"]), legend=None),
+        y=alt.Y(f"{sig.SIGNAL}:N", sort=order, title=None,
+                axis=alt.Axis(labelOverlap=False, labelLimit=TAU_LABELS_PX - 10)),
+        x=alt.X(f"{tau}:Q", title=["Kendall τ with the removal effect", "(per ticket)"],
+                scale=alt.Scale(domain=[-1, 1])),
+        color=alt.Color(f"{sig.SIGNAL}:N", scale=signal_scale(order), legend=None),     # random: the registry's grey
         tooltip=[f"{sig.SIGNAL}:N"],
     )
     medians = long.groupby(sig.SIGNAL, sort=False)[tau].median()
@@ -441,7 +505,11 @@ def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -
     if rnd is not None and np.isfinite(rnd):
         layers.append(alt.Chart(pd.DataFrame({tau: [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
             x=f"{tau}:Q", tooltip=[alt.Tooltip(f"{tau}:Q", title="random baseline median", format=".3f")]))
-    return alt.layer(*layers).properties(width=HALF_COLUMN_PX - 140, height=alt.Step(22))   # signal names left
+    # The width is the whole chart's, signal names included (fit-x): without it Streamlit fits the layered chart into
+    # its `width` with the labels inside, and a width meant for the plot alone left it 0 px wide, no box drawn.
+    # Pages draw it width="stretch", so the plot takes the column; HALF_COLUMN_PX is the narrowest it gets.
+    return alt.layer(*layers).properties(width=HALF_COLUMN_PX, height=alt.Step(22), autosize=FIT_X)
+
 
 
 def tau_long(split: pd.DataFrame, chosen: Sequence[str] | None = None) -> pd.DataFrame:
@@ -459,31 +527,43 @@ def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> 
     df = eraser if signals is None else eraser[eraser["signal"].isin(signals)]
     long = df.melt(id_vars=[c for c in ("signal", "fraction", "k") if c in df.columns],
                    value_vars=list(sig.ERASER_METRICS), var_name="measure", value_name="drop")
+    width = (COLUMN_PX - 150) / 2
+    # Axis titles on two lines within their panel: on one line each ran into the next panel's ("…signfraction…").
     return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("fraction:Q", title="fraction of tokens (top-k by the signal)", axis=alt.Axis(format=".0%")),
-        y=alt.Y("drop:Q", title="drop in p(target)"),
-        color=alt.Color("signal:N", legend=alt.Legend(title="signal", orient="bottom", columns=3, labelLimit=130)),
+        x=alt.X("fraction:Q", title=["fraction of tokens", "(the signal's top k)"],
+                axis=alt.Axis(format=".0%", titleLimit=width)),
+        y=alt.Y("drop:Q", title=["drop in p(target):", "ticket − reduced ticket"], axis=alt.Axis(titleLimit=200)),
+        color=alt.Color("signal:N", scale=signal_scale(sorted(set(long["signal"]))),
+                        legend=alt.Legend(title="signal", orient="bottom", columns=3, labelLimit=130)),
         tooltip=["signal:N", "measure:N", alt.Tooltip("fraction:Q", format=".0%"), *(["k:Q"] if "k" in long.columns else []),
                  alt.Tooltip("drop:Q", format=".3f")],
-    ).properties(width=(COLUMN_PX - 150) / 2, height=200).facet(column=alt.Column("measure:N", title=None), spacing=12)
+    ).properties(width=width, height=200).facet(
+        column=alt.Column("measure:N", title=None, header=alt.Header(labelLimit=width)), spacing=12)
 
 
 def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.Chart:
     """Mean per signal of split-wide scores (e.g. AOPC comprehensiveness / sufficiency) as grouped bars."""
     long = table.melt(id_vars=["signal"], value_vars=list(value_columns), var_name="measure", value_name="value")
+    order = list(dict.fromkeys(table["signal"]))
+    # One measure above the other, each titled above its bars: side by side in half a column the two panels were
+    # 50 px wide and their titles ran together ("comprehensivenesufficiency").
     return alt.Chart(long).mark_bar().encode(
-        y=alt.Y("signal:N", title=None, sort=list(dict.fromkeys(table["signal"])),
-                axis=alt.Axis(labelOverlap=False, labelLimit=140)),
+        y=alt.Y("signal:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False, labelLimit=TAU_LABELS_PX - 10)),
         x=alt.X("value:Q", title="mean over the split", axis=alt.Axis(tickCount=4)),
-        color=alt.Color("signal:N", legend=None),
+        color=alt.Color("signal:N", scale=signal_scale(order), legend=None),
         tooltip=["signal:N", "measure:N", alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=(HALF_COLUMN_PX - 150) / 2, height=alt.Step(16)).facet(
-        column=alt.Column("measure:N", title=None), spacing=10)
+    ).properties(width=HALF_COLUMN_PX - TAU_LABELS_PX - 10, height=alt.Step(16)).facet(
+        row=alt.Row("measure:N", title=None, header=alt.Header(labelOrient="top", labelAnchor="start", labelAngle=0,
+                                                               labelFontSize=12)), spacing=14)
+
+
+ACCURACY_TITLE = "accuracy with the head − masked"
 
 
 def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") -> alt.VConcatChart:
-    """Block × head grid of what masking each head costs: accuracy drop, and the head's mean support for the true
-    team in `unit` (unmasked − masked)."""
+    """Block × head grid of what masking each head costs, in the one sign convention (with the head − masked, positive
+    where the head helps): the accuracy it adds, and its mean support for the true team in `unit`. Red positive,
+    blue negative, as every support on the dashboard; the labels carry the digits their values need."""
     from ticketnet.interpret.interventions.units import support_column, support_title
 
     support = support_column(unit)
@@ -491,23 +571,27 @@ def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") ->
     df["block"] = df["block"].astype(int)
     df["head"] = df["head"].astype(int)
 
-    def grid(column: str, title: str) -> alt.LayerChart:
+    def grid(column: str, title: str, scale: alt.Scale) -> alt.LayerChart:
         base = alt.Chart(df).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
                                     y=alt.Y("block:O", title="block"))
         rect = base.mark_rect().encode(
-            color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme="reds", domainMin=0), legend=None),
+            color=alt.Color(f"{column}:Q", scale=scale, legend=None),
             tooltip=["block:O", "head:O", alt.Tooltip("accuracy:Q", format=".3f"),
-                     alt.Tooltip("accuracy_drop:Q", format=".3f"),
-                     alt.Tooltip(f"{support}:Q", title=support_title(unit, "the true team"), format=".3f")])
-        top = max(float(df[column].max()), 1e-12)
-        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=".3f"),
-                                                  color=cell_text_color(f"datum[{column!r}] > {0.6 * top!r}"))
+                     alt.Tooltip("accuracy_drop:Q", title=ACCURACY_TITLE,
+                                 format=value_format(df["accuracy_drop"], 3, trim=False)),
+                     alt.Tooltip(f"{support}:Q", title=support_title(unit, "the true team"),
+                                 format=value_format(df[support], 3, trim=False))])
+        top = scale_peak(scale)
+        text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=value_format(df[column])),
+                                                  color=cell_text_color(f"abs(datum[{column!r}]) > {0.6 * top!r}"))
         return alt.layer(rect, text).properties(width=alt.Step(44), height=alt.Step(34),
                                                 title=alt.Title(title, anchor="start", fontSize=12))
 
     # One above the other: side by side they need about 470 px, more than half a laptop's main column.
-    return alt.vconcat(grid("accuracy_drop", "accuracy drop when masked"),
-                       grid(support, support_title(unit, "the true team")), spacing=16)
+    return alt.vconcat(grid("accuracy_drop", ACCURACY_TITLE,
+                            support_scale(df["accuracy_drop"], floor=ACCURACY_NEGLIGIBLE)),
+                       grid(support, support_title(unit, "the true team"), support_scale(df[support], unit)),
+                       spacing=16).resolve_scale(color="independent")     # shared, accuracy took the support's domain
 
 
 def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: bool = False,
@@ -543,10 +627,11 @@ def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: boo
         dark = f"datum.value > {0.6 * m!r}"
     x = alt.X("slot:O", axis=None, scale=alt.Scale(paddingInner=0.06))
     y = alt.Y("line:O", axis=None, scale=alt.Scale(paddingInner=0.12))
-    tooltip = [alt.Tooltip("label:N", title="token"), alt.Tooltip("value:Q", title="value", format=".3f")]
+    tooltip = [alt.Tooltip("label:N", title="token"),
+               alt.Tooltip("value:Q", title="value", format=value_format(v, 3, trim=False))]
     box = alt.Chart(df).mark_rect(cornerRadius=3).encode(
         x=x, y=y,
-        color=alt.Color("value:Q", scale=scale, legend=alt.Legend(title=None, orient="right", format=".2f",
+        color=alt.Color("value:Q", scale=scale, legend=alt.Legend(title=None, orient="right", format=value_format(v),
                                                                   gradientLength=50)),
         tooltip=tooltip,
     )

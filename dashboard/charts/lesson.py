@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts.attention import cell_text_color
+from dashboard.charts.attention import THEME_NEUTRAL_TEXT, cell_text_color
 
 FRAME_COLOR = "#d62728"
 MATRIX_SCHEME = "blues"
@@ -61,7 +61,8 @@ def two_vectors_chart(df: pd.DataFrame) -> alt.LayerChart:
                         legend=None),
         tooltip=[alt.Tooltip("point:N"), alt.Tooltip("x:Q", format=".3f"), alt.Tooltip("y:Q", format=".3f")],
     )
-    labels = alt.Chart(df).mark_text(align="left", dx=9, dy=-9, fontSize=13).encode(x=x, y=y, text="point:N")
+    labels = alt.Chart(df).mark_text(align="left", dx=9, dy=-9, fontSize=13, color=THEME_NEUTRAL_TEXT).encode(
+        x=x, y=y, text="point:N")
     return alt.layer(segment, points, labels).properties(width=320, height=320,
                                                          title="O lies on the segment between v₁ and v₂")
 
@@ -213,7 +214,7 @@ def saturation_chart(df: pd.DataFrame, current: float | None = None) -> alt.Laye
 
 # -- cost ----------------------------------------------------------------------------------------------------
 def _machine_title(title: str, machine: str | None) -> alt.Title:
-    return alt.Title(title, subtitle=machine or "", anchor="start")
+    return alt.Title(title, subtitle=machine or "", anchor="start", subtitleColor=THEME_NEUTRAL_TEXT)
 
 
 def cost_time_chart(df: pd.DataFrame, machine: str | None = None, ref_at: int = 1024) -> alt.LayerChart:

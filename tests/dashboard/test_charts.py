@@ -139,12 +139,16 @@ def test_heads_row_wraps_long_tickets_into_rows_and_titles_head_importance():
     tokens = [f"w{i}" for i in range(30)]
     W = _patterns(n=30)[1]
     imp = pd.DataFrame({"block": [2] * 4, "head": [1, 2, 3, 4], "accuracy": [0.9] * 4,
-                        "accuracy_drop": [0.01, 0.2, 0.0, 0.03], "support_prob": [0.02, 0.3, 0.0, 0.05]})
+                        "accuracy_drop": [0.01, 0.2, 0.0, -0.001], "support_prob": [0.02, 0.3, 0.0, 0.05]})
     spec = charts.heads_row(W, tokens, query_row=0, block=2, head_importance=imp).to_dict()
     assert [len(r["hconcat"]) for r in spec["vconcat"]] == [2, 2]
     titles = [sub["title"] for r in spec["vconcat"] for sub in r["hconcat"]]
     assert titles[1]["text"] == "block 2 · head 2"
-    assert "accuracy −0.200" in titles[1]["subtitle"] and "support +0.300 (p(true))" in titles[1]["subtitle"]
+    # Issue 23 item 6: one convention (with the head − masked), the sign of the number and no other. The subtitle read
+    # "accuracy −0.200" for a head that adds 0.200, and "accuracy −-0.001" for one whose masking helps.
+    assert titles[1]["subtitle"] == ["with − masked: accuracy +0.200",
+                                     "support for the true team +0.300 (probability)"]
+    assert titles[3]["subtitle"][0] == "with − masked: accuracy -0.0010"
 
 
 def _concats(spec: dict) -> list[dict]:
@@ -436,9 +440,30 @@ def _mark_type(layer: dict) -> str:
     return layer["mark"]["type"] if isinstance(layer.get("mark"), dict) else layer.get("mark", "")
 
 
+def _luminance(hex_color: str) -> float:
+    r, g, b = (int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two #rrggbb colours."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+STREAMLIT_BACKGROUNDS = ("#ffffff", "#0e1117")            # the light and the dark theme's page
+
+
+def test_the_theme_neutral_text_colour_reads_on_both_backgrounds():
+    assert all(contrast(charts.THEME_NEUTRAL_TEXT, bg) >= 4.2 for bg in STREAMLIT_BACKGROUNDS)
+
+
 def assert_readable_in_both_themes(spec: dict) -> None:
-    """Text on a coloured cell picks white or dark by the cell (a condition); any other text sets no colour and
-    takes the Streamlit theme's. No fixed black or white text on the page's own background."""
+    """Text on a coloured cell picks white or dark by the cell (a condition); any other text (on the page's own
+    background) is the theme-neutral grey, which reads on the light and the dark page alike. Issue 23 item 11: text
+    with no colour of its own does not take Streamlit's theme, it stays near-black on the dark page; so do
+    subtitles."""
     for group in _layers(spec):
         on_cells = any(_mark_type(layer) == "rect" and (layer.get("mark", {}) if isinstance(layer.get("mark"), dict)
                                                         else {}).get("filled", True) is not False for layer in group)
@@ -446,12 +471,15 @@ def assert_readable_in_both_themes(spec: dict) -> None:
             if _mark_type(layer) != "text":
                 continue
             mark = layer["mark"] if isinstance(layer["mark"], dict) else {}
-            assert "color" not in mark and "fill" not in mark, mark
             color = layer.get("encoding", {}).get("color")
             if on_cells:
+                assert "color" not in mark and "fill" not in mark, mark
                 assert color and "condition" in color, f"text on cells without a cell-dependent colour: {layer}"
             else:
-                assert color is None, f"text on the page background with a fixed colour: {color}"
+                assert color is None and mark.get("color") == charts.THEME_NEUTRAL_TEXT, layer
+    for title in _find(spec, "title"):
+        if isinstance(title, dict) and "subtitle" in title:
+            assert title.get("subtitleColor") == charts.THEME_NEUTRAL_TEXT, title
 
 
 def test_charts_read_in_the_dark_theme_as_in_the_light_one():
@@ -505,3 +533,165 @@ def test_statements_for_a_one_token_ticket_say_there_is_nothing_to_compare():
     per_token = pd.DataFrame({"position": [0], "token": ["refund"], "rollout": [1.0]})
     lines = narrative.statements(per_token, torch.ones(2, 4, 1, 1), ["refund"], "payments", 0)
     assert len(lines) == 1 and "single token" in lines[0]
+
+
+# -- issue 23: charts that draw, digits that show, one sign and one colour per signal --------------------------------
+def _streamlit_autosize(spec: dict, stretch: bool = False) -> dict:
+    """The autosize Streamlit gives a spec (its own when the spec has one), as `st.vega_lite_chart` prepares it."""
+    from streamlit.elements.vega_charts import _prepare_vega_lite_spec
+
+    return _prepare_vega_lite_spec(spec, use_container_width=stretch)["autosize"]
+
+
+@pytest.mark.parametrize("stretch", [False, True])
+def test_tau_distribution_keeps_room_for_its_boxes_beside_the_signal_names(stretch):
+    # Issue 23 item 1: the spec was 110 px wide (HALF_COLUMN_PX − 140, meant for the plot alone); Streamlit fits a
+    # layered chart's whole width, labels included, into it, so the plot was 0 px wide and no box was drawn.
+    spec = charts.tau_distribution(_split_table()).to_dict()
+    autosize = _streamlit_autosize(spec, stretch)
+    assert autosize["contains"] == "padding"
+    box = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "boxplot")
+    labels = box["encoding"]["y"]["axis"]["labelLimit"]
+    if autosize["type"] in ("fit", "fit-x"):           # the width is the whole chart's: names, then the plot
+        plot = spec["width"] - labels - 20            # the axis' label padding and the chart's own
+    else:
+        plot = spec["width"]
+    assert plot >= 100, f"{plot} px left for the boxes beside {labels} px of names ({autosize})"
+    assert autosize["type"] == "fit-x" and labels >= 100     # "mean attention b2" whole, no "rollou", "b1 h"
+
+
+def _d3_fixed(value: float, fmt: str) -> str:
+    """What a d3 format ".Nf" / ".N~f" prints for `value`, in Python (d3's rules for these two forms)."""
+    places = int(fmt.strip(".~f"))
+    text = f"{value:.{places}f}"
+    if "~" in fmt and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def test_value_format_gives_the_digits_the_values_need():
+    # Issue 23 item 5: a legend over effects near 0.002 read 0.00 / 0.00 / 0.00.
+    assert charts.value_format([0.0023, -0.0011]) == ".4~f"
+    assert charts.value_format([0.33, 0.1]) == ".2~f"
+    assert charts.value_format([12.0]) == ".0~f"
+    assert charts.value_format([3e-6]) == ".2~e"
+    assert charts.value_format([np.nan, 0.0]) == ".2~f"
+    assert charts.value_format([0.0023], 3, trim=False) == ".5f"
+    for peak in (0.0023, 0.021, 0.4, 3.0):
+        fmt = charts.value_format([peak, -peak / 2])
+        labels = {_d3_fixed(v, fmt) for v in (peak, peak / 2, 0.0, -peak / 2)}
+        assert len(labels) == 4, (peak, fmt, labels)
+
+
+def test_small_removal_effects_get_legends_labels_and_tooltips_with_their_digits():
+    # Issue 23 item 5: on a misrouted ticket p(true team) is about 0.007 and every deletion moves it by about 0.002.
+    effects = np.array([0.0021, -0.0013, 0.0004, 0.0017, -0.0002, 0.0, 0.0009, 0.0011, -0.0006, 0.0015, 0.0003])
+    spec = charts.token_highlight(TOKENS, effects, title="x", diverging=True).to_dict()
+    box = spec["layer"][0]
+    fmt = box["encoding"]["color"]["legend"]["format"]
+    low, high = box["encoding"]["color"]["scale"]["domain"]
+    assert len({_d3_fixed(v, fmt) for v in (low, 0.0, high)}) == 3, fmt        # not 0.00 / 0.00 / 0.00
+    tip = next(t for t in box["encoding"]["tooltip"] if t["field"] == "value")
+    assert _d3_fixed(0.0013, tip["format"]) == "0.00130"
+    per_token = _per_token().assign(removal=effects)
+    panel = charts.removal_chart(per_token, ["removal"], ["rollout"]).to_dict()["hconcat"][0]
+    axis_fmt = panel["encoding"]["x"]["axis"]["format"]
+    assert _d3_fixed(0.002, axis_fmt) == "0.002" and _d3_fixed(-0.001, axis_fmt) == "-0.001"
+
+
+def _positive_end_is_red(scale: dict) -> bool:
+    """Whether a `redblue` scale draws its largest values red (Vega's redblue runs red → blue over the range)."""
+    assert scale["scheme"] == "redblue"
+    low, high = scale["domain"][0], scale["domain"][-1]
+    return (low > high) != bool(scale.get("reverse"))
+
+
+def test_head_importance_reads_with_minus_masked_red_where_the_head_helps():
+    # Issue 23 items 6 and 11: "accuracy drop when masked" on Interpretation beside "accuracy −0.001" on Heads; the
+    # one convention is with the head − masked, red where positive as every support, labels with their digits.
+    imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
+                        "accuracy_drop": [0.00067, 0.009, 0.0, -0.001, 0.003, 0.001, 0.002, -0.003],
+                        "support_prob": np.linspace(-0.01, 0.02, 8), "support_logit_diff": np.linspace(-0.1, 0.9, 8)})
+    spec = charts.head_importance_chart(imp).to_dict()
+    left, right = spec["vconcat"]
+    assert left["title"]["text"] == "accuracy with the head − masked"
+    assert spec["resolve"]["scale"]["color"] == "independent"        # a concat shares colour scales by default
+    for side in (left, right):
+        rect, text = side["layer"]
+        assert _positive_end_is_red(rect["encoding"]["color"]["scale"])
+        lo, hi = rect["encoding"]["color"]["scale"]["domain"]
+        assert lo == -hi                                            # centred on 0: a negative head is blue, not pale red
+    fmt = left["layer"][1]["encoding"]["text"]["format"]
+    assert _d3_fixed(0.00067, fmt) == "0.0007" and _d3_fixed(0.009, fmt) == "0.009"
+
+
+def test_every_support_scale_draws_a_helping_part_red():
+    # Issue 23 item 6: the token views drew support red, the intervention views (edge cuts, head switch-off) blue.
+    per_text = charts.token_highlight(TOKENS, np.linspace(-1, 1, N), title="x", diverging=True).to_dict()
+    assert _positive_end_is_red(per_text["layer"][0]["encoding"]["color"]["scale"])
+    assert _positive_end_is_red(charts.support_scale([0.2, -0.1], "logit_diff").to_dict())
+
+
+def test_support_scales_never_end_below_the_negligible_effect():
+    # Issue 23 item 8: edge effects of 1e-4 logit were drawn in saturated colours.
+    from ticketnet.interpret import signals
+
+    for unit in ("logit_diff", "prob"):
+        tiny = charts.support_scale([1e-4, -3e-5], unit).to_dict()["domain"]
+        assert tiny == [-signals.NEGLIGIBLE_EFFECT[unit], signals.NEGLIGIBLE_EFFECT[unit]]
+    assert charts.support_scale([0.7, -0.2], "logit_diff").to_dict()["domain"] == [-0.7, 0.7]
+
+
+def _color_of(spec: dict, signal: str) -> str:
+    scale = next(c["scale"] for c in _find(spec, "color") if isinstance(c, dict) and c.get("field") == "signal")
+    return scale["range"][scale["domain"].index(signal)]
+
+
+def test_one_colour_per_signal_from_the_registry_on_every_chart():
+    # Issue 10 item 10 of issue 23: 'random' was pink on the per-ticket ERASER chart and red on the split-wide one.
+    from ticketnet.interpret import signals
+
+    rows = [{"signal": s, "fraction": f, "k": 1, "comprehensiveness": f, "sufficiency": 0.5 - f}
+            for s in ("removal", "rollout", "random", "b1 h2") for f in (0.01, 0.5)]
+    per_ticket = charts.eraser_chart(pd.DataFrame(rows)).to_dict()
+    table = pd.DataFrame({"signal": ["removal", "random", "rollout"], "comprehensiveness": [0.3, 0.1, 0.2],
+                          "sufficiency": [0.1, 0.4, 0.2]})
+    split_wide = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
+    taus = charts.tau_distribution(_split_table()).to_dict()
+    for name in ("random", "rollout"):
+        colours = {_color_of(per_ticket, name), _color_of(split_wide, name), _color_of(taus, name)}
+        assert colours == {signals.signal_color(name)}, (name, colours)
+    assert signals.signal_color("random") != signals.signal_color("removal")
+    named = [signals.signal_color(s) for s in ("removal", "rollout", "random", "mean attention b1", "mean attention b2",
+                                               "integrated gradients", "phrase deletion", "phrase shapley", "b1 h1")]
+    assert len(set(named)) == len(named)
+
+
+def test_eraser_titles_stay_within_their_panels():
+    # Issue 23 item 10: the x titles ran into each other ("…signfraction…") and the split-wide facet titles too
+    # ("comprehensivenesufficiency"). About 6 px per character of an 11 px title.
+    rows = [{"signal": "removal", "fraction": f, "k": 1, "comprehensiveness": f, "sufficiency": 0.5 - f}
+            for f in (0.01, 0.5)]
+    spec = charts.eraser_chart(pd.DataFrame(rows)).to_dict()
+    title = spec["spec"]["encoding"]["x"]["title"]
+    lines = title if isinstance(title, list) else [title]
+    assert all(6 * len(line) <= spec["spec"]["width"] + spec["spacing"] for line in lines), lines
+    table = pd.DataFrame({"signal": ["removal", "random"], "comprehensiveness": [0.3, 0.1], "sufficiency": [0.1, 0.4]})
+    split_wide = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
+    assert "row" in split_wide["facet"] and "column" not in split_wide["facet"]   # one measure above the other
+    assert split_wide["facet"]["row"]["header"]["labelOrient"] == "top"
+    assert 6 * len("comprehensiveness") <= split_wide["spec"]["width"] + 120
+
+
+def test_dark_theme_text_on_the_page_is_theme_neutral():
+    # Issue 23 item 11: the per-head bar labels were black on the dark page, the head-importance subtitles too.
+    P = _patterns()
+    imp = pd.DataFrame({"block": [1] * 4, "head": [1, 2, 3, 4], "accuracy": [0.9] * 4,
+                        "accuracy_drop": [0.01, 0.0, -0.001, 0.02], "support_prob": [0.01, 0.0, 0.0, 0.02]})
+    bars = charts.query_bars(P[0], TOKENS, 0).to_dict()
+    labels = [lay for lay in bars["spec"]["layer"] if _mark_type(lay) == "text"]
+    assert labels and all(lay["mark"]["color"] == charts.THEME_NEUTRAL_TEXT for lay in labels)
+    row = charts.heads_row(P[0], TOKENS, 0, block=1, head_importance=imp).to_dict()
+    subtitles = [t for t in _find(row, "title") if isinstance(t, dict) and "subtitle" in t]
+    assert len(subtitles) == 4 and all(t["subtitleColor"] == charts.THEME_NEUTRAL_TEXT for t in subtitles)
+    assert_readable_in_both_themes(row)

@@ -110,6 +110,69 @@ def charts_drawn(pg, at_least: int) -> int:
     return drawn
 
 
+# What each chart on the page drew, read from its Vega view (found through the React component that holds it; the
+# canvas renderer leaves no marks in the DOM): per chart, the size of every plot area that holds data marks, and how
+# many mark items have a size. A chart whose plot is 0 px wide still draws its axes and even its outlier points, so
+# both are counted: the τ box plot of issue 23 had a 0 × 264 px plot and 12 boxes of no width.
+CHART_MARKS_JS = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].map((c, index) => {
+  const isView = v => v && typeof v === 'object' && typeof v.scenegraph === 'function' && typeof v.data === 'function';
+  let view = null;
+  for (const n of [c, ...c.querySelectorAll('*')]) {
+    const key = Object.keys(n).find(k => k.startsWith('__reactFiber'));
+    if (!key) continue;
+    for (let f = n[key], up = 0; f && up < 30 && !view; up++, f = f.return)
+      for (let s = f.memoizedState, i = 0; s && i < 80 && !view; i++, s = s.next) {
+        const m = s.memoizedState;
+        for (const v of [m, m && m.current]) if (isView(v)) { view = v; break; }
+      }
+    if (view) break;
+  }
+  if (!view) return {index, view: false};
+  const plots = [], titles = [];
+  let items = 0, sized = 0;
+  const walk = (mark) => {
+    for (const item of mark.items || []) {
+      if (mark.role === 'axis-title' && item.text) titles.push([].concat(item.text).join(' '));
+      if (mark.marktype === 'group') {
+        const data = (item.items || []).filter(m => m.role === 'mark' && m.marktype !== 'group');
+        if (data.length) plots.push([Math.round(item.width || 0), Math.round(item.height || 0)]);
+        for (const child of item.items || []) walk(child);
+      } else if (mark.role === 'mark') {
+        items += 1;
+        const b = item.bounds;
+        if (b && b.width() > 0.5 && b.height() > 0.5) sized += 1;
+      }
+    }
+  };
+  walk(view.scenegraph().root);
+  return {index, view: true, plots, items, sized, titles};
+})"""
+
+
+def chart_marks(pg) -> list[dict]:
+    """Per chart on the page: {index, view, plots: [[width, height], ...], items, sized, titles} (see CHART_MARKS_JS;
+    titles: the axis titles it drew)."""
+    return pg.evaluate(CHART_MARKS_JS)
+
+
+def assert_every_chart_drawn(pg, where: str, at_least: int = 1, min_px: int = 10) -> list[dict]:
+    """Every chart on the page has its Vega view, every plot area holding data marks is at least `min_px` on each
+    side, and it drew at least one mark item with a size: an empty chart (axes and labels only) fails."""
+    pg.wait_for_function("n => document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]').length >= n",
+                         arg=at_least)
+    deadline = time.monotonic() + 15                # a view is built a moment after its element appears
+    while True:
+        found = chart_marks(pg)
+        empty = [c for c in found if not c["view"] or not c["plots"] or c["sized"] == 0
+                 or any(w < min_px or h < min_px for w, h in c["plots"])]
+        if not empty or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert len(found) >= at_least, f"{where}: {len(found)} charts, expected {at_least} or more"
+    assert not empty, f"{where}: charts drawn empty or without a plot area: {empty}"
+    return found
+
+
 def shot(pg, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

@@ -14,8 +14,9 @@ import time
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, charts_drawn, click_first_row, no_exception,
-                           require_chromium, settle, shot, shot_path, streamlit_server, ticket_in_url)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, charts_drawn,
+                               click_first_row, no_exception, require_chromium, settle, shot, shot_path,
+                               streamlit_server, ticket_in_url)
 from tests.conftest import DEFAULT_TICKET
 
 pytestmark = pytest.mark.browser
@@ -25,7 +26,9 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def server(artifacts, tmp_path_factory):
-    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
+    # A cache of its own: the split-wide results are computed by the test, never found from an earlier run.
+    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
+           "TICKETNET_CACHE": str(tmp_path_factory.mktemp("cache"))}
     port = int(os.environ["TICKETNET_BROWSER_PORT"]) if os.environ.get("TICKETNET_BROWSER_PORT") else None
     with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log", port=port) as (url, _):
         yield url
@@ -77,6 +80,7 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     no_exception(pg)
     assert pg.get_by_text("from-scratch = PyTorch within", exact=False).count() >= 1
     assert charts_drawn(pg, 5) >= 5
+    assert_every_chart_drawn(pg, "Heads", 5)
     shot(pg, "3_heads")
 
     # Change the query row: open the select, type the position, pick it.
@@ -88,6 +92,7 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     pg.get_by_role("heading", name=re.compile(r"\(position 2\)")).wait_for()
     no_exception(pg)
     assert charts_drawn(pg, 5) >= 5
+    assert_every_chart_drawn(pg, "Heads, query row 2", 5)
     shot(pg, "4_heads_query_row_2")
 
     # Interpretation: removal chart, highlighted text, statements, ERASER.
@@ -98,6 +103,7 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     assert ticket_in_url(pg) == target["ticket_id"]
     no_exception(pg)
     assert charts_drawn(pg, 5) >= 5
+    assert_every_chart_drawn(pg, "Interpretation", 5)
     shot(pg, "5_interpretation")
 
     # Write your own ticket: HTML-looking text and emoji stay plain text everywhere.
@@ -113,6 +119,7 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     pg.get_by_text("<b>boldly</b> my card was charged twice", exact=False).first.wait_for()
     assert pg.locator("b", has_text="boldly").count() == 0 and pg.locator("img[src=x]").count() == 0
     assert pg.locator("strong", has_text="refund").count() == 0
+    assert_every_chart_drawn(pg, "Tickets, typed ticket")
     shot(pg, "6_tickets_typed")
 
     # Back to the default ticket through the URL, on the Heads page.
@@ -121,6 +128,7 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     pg.get_by_role("heading", name=re.compile(r"Block 1: the 4 heads")).wait_for()
     pg.get_by_text("It's not a delivery problem", exact=False).first.wait_for()
     no_exception(pg)
+    assert_every_chart_drawn(pg, "Heads from the URL", 5)
     shot(pg, "7_heads_T-65052")
 
 
@@ -146,6 +154,7 @@ def test_laptop_width_dark_theme_charts_fit_their_column(server, page, valid_row
             settle(pg)
             no_exception(pg)
             assert charts_drawn(pg, charts) >= charts
+            assert_every_chart_drawn(pg, f"{path} at 1000 px, dark", charts)
             over = pg.evaluate(OVERFLOW_JS)
             assert max(over) <= 1, f"{path}: a chart runs {max(over)} px past its column"
             shot(pg, "8_dark_1000" + path.split("?")[0].replace("/", "_"))
@@ -204,9 +213,44 @@ def test_intervention_views_are_drawn_and_fit_at_two_widths(server, page):
                     no_exception(pg)
                 drawn = pg.evaluate(ALL_CHARTS_DRAWN_JS)
                 assert len(drawn) >= before + (4 if path == "heads" else 5) and all(drawn), drawn
+                assert_every_chart_drawn(pg, f"{path} at {width} px, every section open", len(drawn))
                 over = pg.evaluate(OVERFLOW_JS)
                 assert max(over) <= 1, f"{path} at {width} px: a chart runs {max(over)} px past its column ({over})"
                 for i, label in enumerate(labels):
                     _section_shots(pg, label, f"9_{path}_{width}x{height}_section{i + 1}")
+        finally:
+            context.close()
+
+
+def test_the_split_wide_charts_draw_their_marks_at_both_widths_and_themes(server, page):
+    # Issue 23 item 1: the per-ticket Kendall τ box plot of "Across a split" had a 0 px wide plot (its labels took its
+    # 110 px) and drew no box, at every width and theme; a check that a <canvas>/<svg> exists never saw it. Computed
+    # on the handwritten split (330 tickets) in the test's own cache, then every chart of the page is read from its
+    # Vega view at 1366 × 768 light and 1000 × 800 dark.
+    for (width, height), scheme in (((1366, 768), "light"), ((1000, 800), "dark")):
+        context = page.context.browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+        try:
+            pg = context.new_page()
+            pg.set_default_timeout(WAIT_MS)
+            pg.goto(f"{server}/interpretation?ticket={DEFAULT_TICKET}")
+            settle(pg)
+            pg.get_by_role("heading", name="Across a split").first.scroll_into_view_if_needed()
+            pg.locator('[data-testid="stButtonGroup"] button', has_text="handwritten").first.click()
+            settle(pg)
+            for label in ("Compute head importance", "Compute interpretation for this split"):
+                button = pg.get_by_role("button", name=label)
+                if button.count():                                  # computed once, by the first context
+                    button.first.click()
+                    settle(pg)
+            pg.get_by_text("Median τ:", exact=False).first.wait_for()
+            no_exception(pg)
+            found = assert_every_chart_drawn(pg, f"Interpretation across a split at {width} px, {scheme}", 8)
+            boxes = [c for c in found if any(t.startswith("Kendall τ with the removal") for t in c["titles"])]
+            assert len(boxes) == 1 and all(w >= 100 for w, _ in boxes[0]["plots"]), found
+            over = pg.evaluate(OVERFLOW_JS)
+            assert max(over) <= 1, f"across a split at {width} px: a chart runs {max(over)} px past its column ({over})"
+            pg.get_by_role("heading", name="Across a split").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+            time.sleep(0.5)
+            pg.screenshot(path=str(shot_path(f"10_split_{width}x{height}_{scheme}")))
         finally:
             context.close()

@@ -8,12 +8,17 @@
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 
 # The two units every effect comes in (computed in interventions/units.py); named here, where no torch is needed, so
 # the dashboard's sentences and widgets read the same names.
 UNITS: tuple[str, ...] = ("logit_diff", "prob")        # logit difference first: the default for magnitudes
 UNIT_LABELS = {"logit_diff": "logit difference", "prob": "probability"}
+# The size of an effect too small to read anything into, per unit: colour scales of support never end below it (a
+# 1e-4 logit effect stays near white), tables list no "high support" part under it, and a patch's share of a change
+# under it is flagged as unreliable. 0.1 logit difference is a change of p by about 0.025 near p = 0.5, less near 0 or 1.
+NEGLIGIBLE_EFFECT = {"logit_diff": 0.1, "prob": 0.02}
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,7 @@ class Signal:
     block: int | None = None     # 1-based, for attention read off one block or one head
     head: int | None = None
     method: str = ""             # "module:function" computing it from (model, ids (n,), target) -> (n,), if any
+    color: str = ""              # the signal's colour in every chart of the dashboard (see `signal_color`)
 
     def compute(self, model, ids, target: int):
         """The signal's token scores (n,) of one ticket for the target team, from its method module."""
@@ -38,40 +44,50 @@ class Signal:
 
 # -- signals -----------------------------------------------------------------------------------------------------
 REMOVAL = Signal("removal", "removal",
-                 "p(target) with the token − without it: positive where it supported the target", "probability")
+                 "p(target) with the token − without it: positive where it supported the target", "probability",
+                 color="#c0392b")
 UNK_REPLACEMENT = Signal("unk replacement", "removal",
                          "p(target) with the token − with <unk> in its place: positive where it supported the target",
-                         "probability")
+                         "probability", color="#e67e22")
 REMOVAL_TV = Signal("removal TV", "removal", "how much of the team distribution moves when the token is deleted "
-                    "(total variation, any direction)", "probability, in [0, 1]")
+                    "(total variation, any direction)", "probability, in [0, 1]", color="#f5b041")
 UNK_TV = Signal("unk TV", "removal", "how much of the team distribution moves when the token becomes <unk>",
-                "probability, in [0, 1]")
+                "probability, in [0, 1]", color="#d4ac0d")
 ROLLOUT = Signal("rollout", "attention", "share of the token in the pooled representation (Abnar & Zuidema 2020)",
-                 "attention share, sums to 1")
+                 "attention share, sums to 1", color="#16a085")
 INTEGRATED_GRADIENTS = Signal("integrated gradients", "gradient",
                               "attribution of p(target) to the token's embedding: positive supports the target",
-                              "probability, adds up to p(ticket) − p(all <pad>)")
+                              "probability, adds up to p(ticket) − p(all <pad>)", color="#7d3c98")
 GRADIENT_X_INPUT = Signal("gradient x input", "gradient", "gradient × embedding of p(target): positive supports it",
                           "probability per unit embedding",
-                          method="ticketnet.interpret.methods.gradients:gradient_x_input")
+                          method="ticketnet.interpret.methods.gradients:gradient_x_input", color="#c39bd3")
 PHRASE_DELETION = Signal("phrase deletion", "phrase", "the token's phrase: logit difference of the target with the "
-                         "phrase − without it (positive: the phrase supported the target)", "logit difference")
+                         "phrase − without it (positive: the phrase supported the target)", "logit difference",
+                         color="#1e8449")
 PHRASE_SHAPLEY = Signal("phrase shapley", "phrase", "the Shapley value of the token's phrase for the target's logit "
-                        "difference (positive: supports the target)", "logit difference")
+                        "difference (positive: supports the target)", "logit difference", color="#82e0aa")
 RANDOM = Signal("random", "baseline", "a random ordering of the tokens, seeded per ticket: every signal should beat it",
-                "rank")
+                "rank", color="#9e9e9e")
+
+
+# Attention read off a block or a head: blues for the block means, a spread of other hues for single heads, none of
+# them the removal red, the random grey or the gradient purple.
+_BLOCK_COLORS = ("#5dade2", "#1f4e9c", "#85c1e9", "#154360")
+_HEAD_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d", "#72b7b2", "#eeca3b", "#ff9da6",
+                "#bab0ac", "#e45756", "#79706e", "#d67195")
 
 
 def mean_attention(block: int) -> Signal:
     """Attention each token receives in `block` (1-based), averaged over its heads and the reading tokens."""
     return Signal(f"mean attention b{block}", "attention", "mean weight the token receives in the block",
-                  "attention weight, sums to 1", block=block)
+                  "attention weight, sums to 1", block=block, color=_BLOCK_COLORS[(block - 1) % len(_BLOCK_COLORS)])
 
 
 def head_attention(block: int, head: int) -> Signal:
     """Attention each token receives from one head ("b2 h1" = block 2, head 1, both 1-based)."""
     return Signal(f"b{block} h{head}", "attention", "mean weight the token receives from the head",
-                  "attention weight, sums to 1", block=block, head=head)
+                  "attention weight, sums to 1", block=block, head=head,
+                  color=_HEAD_COLORS[((block - 1) * 4 + head - 1) % len(_HEAD_COLORS)])
 
 
 def attention_signals(n_blocks: int, n_heads: int) -> tuple[Signal, ...]:
@@ -87,6 +103,32 @@ EFFECTS: tuple[Signal, ...] = (REMOVAL, UNK_REPLACEMENT)             # the causa
 EFFECT_SIZES: tuple[Signal, ...] = (REMOVAL_TV, UNK_TV)
 GRADIENTS: tuple[Signal, ...] = (INTEGRATED_GRADIENTS, GRADIENT_X_INPUT)
 PHRASES: tuple[Signal, ...] = (PHRASE_DELETION, PHRASE_SHAPLEY)
+
+
+_FIXED: tuple[Signal, ...] = (REMOVAL, UNK_REPLACEMENT, REMOVAL_TV, UNK_TV, ROLLOUT, INTEGRATED_GRADIENTS,
+                               GRADIENT_X_INPUT, PHRASE_DELETION, PHRASE_SHAPLEY, RANDOM)
+_BLOCK_NAME = re.compile(r"^mean attention b(\d+)$")
+_HEAD_NAME = re.compile(r"^b(\d+) h(\d+)$")
+OTHER_COLOR = "#626567"
+
+
+def signal(name: str) -> Signal | None:
+    """The registry's Signal called `name` ("removal", "mean attention b2", "b1 h3"), None for a name it lacks."""
+    for s in _FIXED:
+        if s.name == name:
+            return s
+    if m := _BLOCK_NAME.match(name):
+        return mean_attention(int(m.group(1)))
+    if m := _HEAD_NAME.match(name):
+        return head_attention(int(m.group(1)), int(m.group(2)))
+    return None
+
+
+def signal_color(name: str) -> str:
+    """The one colour of the signal `name` in every chart (per ticket and split-wide alike); a dark grey for a name the
+    registry lacks."""
+    found = signal(name)
+    return found.color if found is not None and found.color else OTHER_COLOR
 
 
 def names(signals) -> tuple[str, ...]:
