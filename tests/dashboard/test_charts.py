@@ -695,3 +695,26 @@ def test_dark_theme_text_on_the_page_is_theme_neutral():
     subtitles = [t for t in _find(row, "title") if isinstance(t, dict) and "subtitle" in t]
     assert len(subtitles) == 4 and all(t["subtitleColor"] == charts.THEME_NEUTRAL_TEXT for t in subtitles)
     assert_readable_in_both_themes(row)
+
+
+def test_the_confusion_matrix_stays_readable_at_12_teams_and_groups_the_rest_beyond_20():
+    twelve = [f"team {i}" for i in range(12)]
+    spec = charts.confusion_chart(np.eye(12, dtype=int) * 7 + 1, twelve).to_dict()
+    assert spec["width"]["step"] == 31 and spec["height"]["step"] == 31           # 12 cells in about 380 px
+    assert spec["layer"][1]["mark"]["fontSize"] == 10
+    assert charts.confusion_step(5) == 56 and charts.confusion_step(20) == 26
+
+    rng = np.random.default_rng(0)
+    thirty = [f"t{i}" for i in range(30)]
+    conf = rng.integers(0, 9, (30, 30))
+    conf[3] += 100                                                                 # t3 has the most tickets
+    merged, names = charts.confusion_teams(conf, thirty)
+    assert merged.shape == (20, 20) and names[-1] == "other teams (11)"
+    assert merged.sum() == conf.sum() and "t3" in names
+    kept = [thirty.index(n) for n in names[:-1]]
+    assert kept == sorted(kept)                                                    # in the router's order
+    assert merged[names.index("t3"), names.index("t3")] == conf[3, 3]
+    rest = [i for i in range(30) if i not in kept]
+    assert merged[-1, -1] == conf[np.ix_(rest, rest)].sum()
+    df = charts.confusion_frame(conf, thirty)
+    assert len(df) == 400 and df["count"].sum() == conf.sum()

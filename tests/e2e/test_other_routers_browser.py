@@ -1,0 +1,50 @@
+"""Every page in a real browser on routers with other teams than Larkfield's (4 and 12, odd names), at 1366 and
+1000 px: no exception, every chart drawn with its marks, nothing wider than the window, no markup from a team name."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, no_exception,
+                               require_chromium, settle, shot, streamlit_server)
+
+pytestmark = pytest.mark.browser
+require_chromium()
+sync_api = pytest.importorskip("playwright.sync_api")
+
+# (page path, the fewest charts it draws on a router's default ticket)
+PAGES = (("", 2), ("heads", 3), ("interpretation", 3), ("formula", 1), ("verification", 0), ("cost", 1))
+OVERFLOW_JS = "document.querySelector('[data-testid=\"stMain\"]').scrollWidth - window.innerWidth"
+
+
+@pytest.fixture(scope="module")
+def server(artifacts, other_routers, tmp_path_factory):
+    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
+           "TICKETNET_ROUTERS": str(other_routers), "TICKETNET_CACHE": str(tmp_path_factory.mktemp("cache")),
+           "TICKETNET_SCANS": str(tmp_path_factory.mktemp("scans"))}
+    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log") as (url, _):
+        yield url
+
+
+@pytest.mark.parametrize("router,width", [("helpdesk", 1366), ("ops", 1000)])
+def test_every_page_draws_on_a_router_with_other_teams(server, router, width):
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        pg = context.new_page()
+        pg.set_default_timeout(WAIT_MS)
+        try:
+            for path, charts in PAGES:
+                pg.goto(f"{server}/{path}?router={router}")
+                settle(pg)
+                no_exception(pg)
+                where = f"{router} {path or 'tickets'} at {width} px"
+                if charts:
+                    assert_every_chart_drawn(pg, where, at_least=charts)
+                assert pg.evaluate(OVERFLOW_JS) <= 1, f"{where}: the page is wider than the window"
+                assert pg.locator("b", has_text="bold").count() == 0, f"{where}: a team name was rendered as HTML"
+                assert f"router={router}" in pg.evaluate("window.location.search"), where
+                shot(pg, f"routers_{router}_{path or 'tickets'}_{width}")
+        finally:
+            context.close()
+            browser.close()
