@@ -50,3 +50,14 @@ def test_conversion_skips_the_schema_check(monkeypatch):
     ui._spec.clear()
     spec = ui.chart_spec(lambda: built)
     assert checked == [] and spec["mark"]["type"] == "rect"
+
+
+def test_heatmap_sort_orders_are_kept_by_reference_and_written_as_lists():
+    """Altair copies a list item by item at every layer, concat and resolve (a third of building a 256-token
+    ticket's heatmaps); a tuple it keeps by reference, and writes the same JSON list."""
+    tokens = _tokens(30)
+    grid = charts.heads_row(torch.full((2, 30, 30), 1 / 30), tokens, 4, block=1, head_importance=None, columns=2)
+    cells, frame = grid.hconcat[0].layer
+    assert isinstance(cells.encoding.x["sort"], tuple) and isinstance(frame.encoding.y["sort"], tuple)
+    spec = grid.to_dict()
+    assert spec["hconcat"][0]["layer"][0]["encoding"]["x"]["sort"] == charts.token_labels(tokens)
