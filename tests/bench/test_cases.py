@@ -153,7 +153,7 @@ def test_corpus_throughput_runs_the_worker_counts_mirrored_and_averages_them(tmp
 
 # -- issue 23's slow paths, timed server side -------------------------------------------------------------------
 def test_typed_tickets_are_distinct_and_exactly_n_tokens():
-    from ticketnet.bench.ui import typed_tickets
+    from ticketnet.bench.tickets import typed_tickets
 
     texts = typed_tickets(40, 4)
     assert len(set(texts)) == 4 and all(len(tokenize(t)) == 40 for t in texts)
@@ -188,6 +188,16 @@ def test_lesson_first_open_draws_once_then_reads_the_stored_table(monkeypatch):
     assert r["drawn_s"] > 0 and r["stored_s"] > 0 and r["target_s"] == 1.0
     assert r["ratio_drawn_to_stored"] == pytest.approx(r["drawn_s"] / r["stored_s"])
     assert os.environ["TICKETNET_CACHE"] == before
+    from tests.conftest import app_test
+
+    at = app_test().run()
+    at.switch_page("../pages/formula.py").run()
+    at.segmented_control(key="formula_section").set_value("Why √d_k").run()
+    assert len(drawn) == 3                            # the small table was not kept for the page afterwards
+    import streamlit as st
+
+    st.cache_data.clear()                             # nor is it kept for the tests after this one
+    explorers._kept_table.cache_clear()
 
 
 def test_split_interpretation_reports_time_per_ticket_against_the_smallest_run(router, valid_rows):

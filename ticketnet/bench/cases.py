@@ -11,7 +11,8 @@ from collections.abc import Callable
 import torch
 
 from ticketnet._runtime.timing import matmul_gflops, side_by_side
-from ticketnet.data.text import UNK_ID, tokenize
+from ticketnet.bench.tickets import ticket_of_length
+from ticketnet.data.text import UNK_ID
 from ticketnet.data.tickets import load_split
 from ticketnet.paths import data_dir
 from ticketnet.router import Router
@@ -23,17 +24,6 @@ def router_summary(router: Router) -> dict:
     metrics = router.meta.get("metrics", {})
     return {"seed": router.meta.get("train", {}).get("seed"),
             "metrics": {split: {k: m[k] for k in keep if k in m} for split, m in metrics.items()}}
-
-
-def ticket_of_length(rows: list[dict], n: int) -> str:
-    """A real ticket cut to exactly n tokens (the longest valid ticket, tokens joined by spaces)."""
-    longest = max(rows, key=lambda r: len(tokenize(r["text"])))
-    toks = tokenize(longest["text"])
-    if len(toks) < n:
-        toks = (toks * (n // len(toks) + 1))
-    text = " ".join(toks[:n])
-    assert len(tokenize(text)) == n
-    return text
 
 
 def forward_flops(cfg, n: int, batch: int) -> float:

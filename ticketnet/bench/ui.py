@@ -97,17 +97,6 @@ LESSON_TARGET_S = 1.0
 LESSON_SECTION = "Why √d_k"
 
 
-def typed_tickets(n: int, count: int, start: int = 0) -> list[str]:
-    """`count` different typed tickets of exactly n tokens: a real ticket cut to n tokens (`ticket_of_length`),
-    its tokens rotated by start + 1, start + 2, ..., so each reads differently and no cache knows it."""
-    from ticketnet.bench.cases import ticket_of_length
-    from ticketnet.data.tickets import load_split
-    from ticketnet.paths import data_dir
-
-    toks = ticket_of_length(load_split(data_dir() / "valid.csv"), n).split(" ")
-    return [" ".join(toks[k % n:] + toks[:k % n]) for k in range(start + 1, start + count + 1)]
-
-
 def typed_first_open(sizes: tuple[int, ...] = (30, 256), repeats: int = 3,
                      pages: tuple[str, ...] = FIRST_OPEN_PAGES) -> dict:
     """Server-side script time of opening each page on a typed ticket it has never seen, at each size, in
@@ -119,6 +108,7 @@ def typed_first_open(sizes: tuple[int, ...] = (30, 256), repeats: int = 3,
     from streamlit.testing.v1 import AppTest
 
     from dashboard.data.store import pack_text
+    from ticketnet.bench.tickets import typed_tickets
 
     at = AppTest.from_file(str(APP), default_timeout=300)
     at.query_params["ticket"] = TICKET
@@ -196,7 +186,8 @@ def lesson_first_open(repeats: int = 3) -> dict:
             os.environ.pop(CACHE_ENV, None)
         else:
             os.environ[CACHE_ENV] = before
-        explorers._kept_table.cache_clear()
+        explorers._kept_table.cache_clear()          # nothing read from the temporary folders outlives it
+        st.cache_data.clear()
     out: dict = {f"{k}_s": statistics.median(v) for k, v in times.items()}
     out.update({"drawn_max_s": max(times["drawn"]), "ratio_drawn_to_stored": out["drawn_s"] / out["stored_s"],
                 "target_s": LESSON_TARGET_S, "stored_ratio_to_target": out["stored_s"] / LESSON_TARGET_S,
