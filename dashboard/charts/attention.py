@@ -102,6 +102,13 @@ def token_labels(tokens: Sequence[str]) -> list[str]:
     return [f"{i}:{t}" for i, t in enumerate(tokens)]
 
 
+def _sort_list(tokens: Sequence[str]) -> tuple[str, ...]:
+    """`token_labels` as an axis's sort order: a tuple, which Altair keeps by reference where it copies a chart
+    (it copies a list item by item at every layer, concat and resolve: a third of building a 256-token
+    ticket's heatmaps) and writes as the same JSON list."""
+    return tuple(token_labels(tokens))
+
+
 def _cell_step(n: int, room: float = 300.0, lo: float = 4.0, hi: float = 16.0) -> float:
     """Pixels per heatmap cell so that an n×n map fits about `room` pixels."""
     return float(min(hi, max(lo, room / max(n, 1))))
@@ -137,7 +144,7 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     """
     n = len(tokens)
     df = pattern_frame(pattern, tokens)
-    labels = token_labels(tokens)
+    labels = _sort_list(tokens)
     peak = float(df["weight"].max()) if n else 1.0
     step = step or _cell_step(n, room=HALF_COLUMN_PX - Y_LABELS_PX, lo=2.0)
     font = 10 if step >= 11 else 9
@@ -168,7 +175,7 @@ def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
     n = len(tokens)
     if not 0 <= query_row < n:
         raise ValueError(f"query_row {query_row} outside 0..{n - 1}")
-    labels = token_labels(tokens)
+    labels = _sort_list(tokens)
     return alt.Chart(pd.DataFrame({"query": [labels[query_row]]})).mark_rect(
         filled=False, stroke=FRAME_COLOR, strokeWidth=2.5).encode(
         y=alt.Y("query:O", sort=labels), x=alt.value(0), x2=alt.value("width"))

@@ -162,8 +162,18 @@ def cached_on_weights(*, show_spinner: bool | str = False, max_entries: int | No
     return decorate
 
 
+def _serving() -> bool:
+    """Whether this is a real Streamlit server (AppTest runs the pages under a mock Runtime, with no visitors to
+    get ready for)."""
+    from streamlit.runtime import Runtime
+
+    return Runtime.exists() and type(Runtime.instance()) is Runtime
+
+
 @st.cache_resource(show_spinner=False)
 def _model_warmup() -> threading.Thread:
+    serving = _serving()
+
     def load() -> None:
         # A moment first: the script run is over, but the server's event loop is still sending the page to the
         # browser, and this import would hold the GIL it needs for that.
@@ -175,6 +185,13 @@ def _model_warmup() -> threading.Thread:
         import ticketnet.router  # noqa: F401
 
         ticketnet.interpret.load_all()                 # its names are imported on first use otherwise
+        if serving:
+            # "Why √d_k" reads a seeded table of 235 million draws (seconds on one core); drawn here, once per
+            # machine (it is kept on disk), the section opens at once. A visitor who opens it first waits for this
+            # drawing instead of starting another.
+            from ticketnet.lesson.explorers import scaling_table
+
+            scaling_table()
 
     thread = threading.Thread(target=load, name="ticketnet-model-warmup", daemon=True)
     thread.start()
@@ -183,5 +200,6 @@ def _model_warmup() -> threading.Thread:
 
 def warm_model() -> None:
     """Once per process, after a script run: import torch and the model's code in the background, so the first page
-    that runs the model (Heads, Interpretation, a typed ticket) finds them loaded. A no-op once they are."""
+    that runs the model (Heads, Interpretation, a typed ticket) finds them loaded, then (on a server) the lesson's
+    "Why √d_k" table. A no-op once they are."""
     _model_warmup()

@@ -106,6 +106,8 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert report["predict"]["tickets"] == 5_000
     assert {"100", "200"} <= set(report["split_interpretation_seconds"])
     assert report["warm_interaction"]["block_first_ms"] > 0
+    assert report["typed_first_open"]["heads"]["n256_s"] > 0 and report["typed_first_open"]["interpretation"]["n30_s"] > 0
+    assert report["lesson_first_open"]["drawn_s"] > report["lesson_first_open"]["stored_s"] > 0
     cold = report["cold_start"]
     assert cold["repeats"] == 1
     for page, cached in (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"),
@@ -147,3 +149,60 @@ def test_corpus_throughput_runs_the_worker_counts_mirrored_and_averages_them(tmp
     assert out["two_workers_vs_one"] == pytest.approx(115 / 62)
     assert out["one_worker_vs_in_process"] == pytest.approx(1.0)
     assert len(out["workers_2_runs"]) == 2
+
+
+# -- issue 23's slow paths, timed server side -------------------------------------------------------------------
+def test_typed_tickets_are_distinct_and_exactly_n_tokens():
+    from ticketnet.bench.tickets import typed_tickets
+
+    texts = typed_tickets(40, 4)
+    assert len(set(texts)) == 4 and all(len(tokenize(t)) == 40 for t in texts)
+    assert sorted(tokenize(texts[0])) == sorted(tokenize(texts[1]))       # the same ticket, read in another order
+
+
+def test_typed_first_open_times_each_page_at_each_size():
+    from ticketnet.bench.ui import typed_first_open
+
+    r = typed_first_open(sizes=(6, 12), repeats=1, pages=("heads", "interpretation"))
+    for page in ("heads", "interpretation"):
+        assert r[page]["n12_s"] > 0 and r[page]["n6_s"] > 0
+        assert r[page]["ratio_n12_to_n6"] == pytest.approx(r[page]["n12_s"] / r[page]["n6_s"])
+    assert r["heads"]["ratio_to_target"] == pytest.approx(r["heads"]["n12_s"] / 2.0)
+    assert "target_s" not in r["interpretation"]
+
+
+def test_lesson_first_open_draws_once_then_reads_the_stored_table(monkeypatch):
+    from ticketnet.bench.ui import lesson_first_open
+    from ticketnet.lesson import explorers
+
+    real, drawn = explorers.draw_scaling_table, []
+
+    def small(*args):                                 # the page's five key sizes, drawn small
+        drawn.append(args)
+        return real(args[0], pairs=64, queries=16, keys=8, chunk=32)
+
+    monkeypatch.setattr(explorers, "draw_scaling_table", small)
+    before = os.environ["TICKETNET_CACHE"]
+    r = lesson_first_open(repeats=2)
+    assert len(drawn) == 2                            # once per round: the "stored" opens read the disk
+    assert r["drawn_s"] > 0 and r["stored_s"] > 0 and r["target_s"] == 1.0
+    assert r["ratio_drawn_to_stored"] == pytest.approx(r["drawn_s"] / r["stored_s"])
+    assert os.environ["TICKETNET_CACHE"] == before
+    from tests.conftest import app_test
+
+    at = app_test().run()
+    at.switch_page("../pages/formula.py").run()
+    at.segmented_control(key="formula_section").set_value("Why √d_k").run()
+    assert len(drawn) == 3                            # the small table was not kept for the page afterwards
+    import streamlit as st
+
+    st.cache_data.clear()                             # nor is it kept for the tests after this one
+    explorers._kept_table.cache_clear()
+
+
+def test_split_interpretation_reports_time_per_ticket_against_the_smallest_run(router, valid_rows):
+    from ticketnet.bench.cases import split_interpretation
+
+    r = split_interpretation(router, valid_rows, (2, 4))
+    assert r["linearity"] == pytest.approx((r["4"] / 4) / (r["2"] / 2))
+    assert r["tickets_per_second"] == pytest.approx(4 / r["4"]) and "ratio_to_target" not in r

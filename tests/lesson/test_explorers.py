@@ -108,6 +108,79 @@ def test_chunked_draws_equal_one_big_draw():
     assert torch.equal(whole, parts)
 
 
+SMALL = dict(d_ks=(4, 64), seed=5, grad_seed=6, pairs=1000, queries=120, keys=8, chunk=96)
+
+
+def _serial_reference(d_ks, seed, grad_seed, pairs, queries, keys, chunk):
+    """The course's procedure as plainly as it reads: whole tensors, one stream after the other."""
+    g, gg = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(grad_seed)
+    out = []
+    for d_k in d_ks:
+        q = torch.randn(pairs, d_k, generator=g, dtype=torch.float64)
+        k = torch.randn(pairs, d_k, generator=g, dtype=torch.float64)
+        Q = torch.randn(queries, d_k, generator=g, dtype=torch.float64)
+        K = torch.randn(queries, keys, d_k, generator=g, dtype=torch.float64)
+        Qg = torch.randn(queries, d_k, generator=gg, dtype=torch.float64)
+        Kg = torch.randn(queries, keys, d_k, generator=gg, dtype=torch.float64)
+        out.append(((q * k).sum(1), torch.einsum("nd,nkd->nk", Q, K), torch.einsum("nd,nkd->nk", Qg, Kg)))
+    return out
+
+
+def test_two_stream_drawing_equals_the_serial_procedure():
+    ref = _serial_reference(**SMALL)
+    for row, (dots, raw, graw) in zip(lesson.draw_scaling_table(**SMALL), ref):
+        root = math.sqrt(row.d_k)
+        assert row.var_unscaled == pytest.approx(dots.var().item(), rel=1e-12)
+        assert row.top_unscaled == pytest.approx(torch.softmax(raw, -1).amax(-1).mean().item(), rel=1e-12)
+        assert row.grad_scaled == pytest.approx(lesson.softmax_jacobian_size(graw / root).mean().item(), rel=1e-12)
+
+
+@pytest.fixture
+def small_table_drawn(monkeypatch):
+    """Counts the drawings `scaling_table` makes, starting from an empty per-process cache."""
+    lesson._kept_table.cache_clear()
+    drawn = []
+    real = lesson.draw_scaling_table
+
+    def counting(*args):
+        drawn.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(lesson, "draw_scaling_table", counting)
+    yield drawn
+    lesson._kept_table.cache_clear()
+
+
+def test_table_is_kept_on_disk_and_read_back_without_drawing(small_table_drawn):
+    first = lesson.scaling_table(**SMALL)
+    assert len(small_table_drawn) == 1 and lesson.stored_table_path(*SMALL.values()).is_file()
+    lesson._kept_table.cache_clear()                   # as in a restarted server
+    assert lesson.scaling_table(**SMALL) == first and len(small_table_drawn) == 1
+
+
+def test_a_stored_table_of_other_arguments_or_a_broken_file_is_drawn_again(small_table_drawn):
+    first = lesson.scaling_table(**SMALL)
+    path = lesson.stored_table_path(*SMALL.values())
+    for broken in ("{not json", '{"args": [], "torch": "0", "rows": []}', path.read_text().replace(
+            '"var_unscaled"', '"variance"')):
+        path.write_text(broken)
+        lesson._kept_table.cache_clear()
+        assert lesson.scaling_table(**SMALL) == first
+    assert len(small_table_drawn) == 4
+
+
+def test_concurrent_first_calls_draw_once(small_table_drawn):
+    import threading
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(lesson.scaling_table(**SMALL))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(small_table_drawn) == 1 and len(got) == 3 and got[0] == got[1] == got[2]
+
+
 @pytest.mark.parametrize("d_k, var, var_scaled", [
     (4, 4.03, 1.006), (16, 15.84, 0.990), (64, 63.69, 0.995), (256, 256.00, 1.000), (1024, 1024.99, 1.001)])
 def test_variance_matches_the_lesson(table, d_k, var, var_scaled):

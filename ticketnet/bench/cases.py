@@ -11,7 +11,8 @@ from collections.abc import Callable
 import torch
 
 from ticketnet._runtime.timing import matmul_gflops, side_by_side
-from ticketnet.data.text import UNK_ID, tokenize
+from ticketnet.bench.tickets import ticket_of_length
+from ticketnet.data.text import UNK_ID
 from ticketnet.data.tickets import load_split
 from ticketnet.paths import data_dir
 from ticketnet.router import Router
@@ -23,17 +24,6 @@ def router_summary(router: Router) -> dict:
     metrics = router.meta.get("metrics", {})
     return {"seed": router.meta.get("train", {}).get("seed"),
             "metrics": {split: {k: m[k] for k in keep if k in m} for split, m in metrics.items()}}
-
-
-def ticket_of_length(rows: list[dict], n: int) -> str:
-    """A real ticket cut to exactly n tokens (the longest valid ticket, tokens joined by spaces)."""
-    longest = max(rows, key=lambda r: len(tokenize(r["text"])))
-    toks = tokenize(longest["text"])
-    if len(toks) < n:
-        toks = (toks * (n // len(toks) + 1))
-    text = " ".join(toks[:n])
-    assert len(tokenize(text)) == n
-    return text
 
 
 def forward_flops(cfg, n: int, batch: int) -> float:
@@ -218,9 +208,16 @@ def split_interpretation(router: Router, rows: list[dict], sizes: tuple[int, ...
         t0 = time.perf_counter()
         interpret_split(router, rows[:size])
         out[str(size)] = time.perf_counter() - t0
-    biggest = str(max(sizes))
+    biggest, smallest = str(max(sizes)), str(min(sizes))
     out["tickets_per_second"] = max(sizes) / out[biggest]
+    # 1.0 when the time grows linearly with the tickets: the largest run's time per ticket over the smallest's
+    out["linearity"] = (out[biggest] / max(sizes)) / (out[smallest] / min(sizes))
+    if max(sizes) == SPLIT_TICKETS:
+        out["ratio_to_target"] = out[biggest] / SPLIT_TARGET_S
     return out
+
+
+SPLIT_TICKETS, SPLIT_TARGET_S = 1_500, 20.0     # the valid split, and the time issue 10 set for it
 
 
 def predict_throughput(router: Router, rows: list[dict], n_rows: int) -> dict:
@@ -293,12 +290,27 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     s = split_interpretation(router, valid, sizes)
     report["split_interpretation_seconds"] = s
     log("whole-split interpretation: " + ", ".join(f"{k} tickets {v:.1f} s" for k, v in s.items() if k.isdigit())
-        + f" ({s['tickets_per_second']:.0f} tickets/s)")
+        + f" ({s['tickets_per_second']:.0f} tickets/s; time per ticket {s['linearity']:.2f}x the smallest run's"
+        + (f"; {s['ratio_to_target']:.2f}x the {SPLIT_TARGET_S:.0f} s target" if "ratio_to_target" in s else "") + ")")
     p = predict_throughput(router, valid, 5_000 if quick else 100_000)
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
-    from ticketnet.bench.ui import cold_starts, warm_interaction
+    from ticketnet.bench.ui import cold_starts, lesson_first_open, typed_first_open, warm_interaction
+
+    f = typed_first_open(repeats=1 if quick else 3)
+    report["typed_first_open"] = f
+    lo, hi = min(f["sizes"]), max(f["sizes"])
+    log("first open on a typed ticket never seen (server side): " + "; ".join(
+        f"{page} {f[page][f'n{lo}_s']:.2f} s at {lo} tokens, {f[page][f'n{hi}_s']:.2f} s at {hi} "
+        f"({f[page][f'ratio_n{hi}_to_n{lo}']:.1f}x)"
+        + (f", {f[page]['ratio_to_target']:.2f}x the {f[page]['target_s']:.0f} s target" if "target_s" in f[page] else "")
+        for page in ("heads", "interpretation")) + f" (median of {f['repeats']})")
+    lesson = lesson_first_open(1 if quick else 3)
+    report["lesson_first_open"] = lesson
+    log(f"'Why √d_k' opened with nothing kept in the process: {lesson['stored_s']:.2f} s with the table on disk "
+        f"({lesson['stored_ratio_to_target']:.2f}x the {lesson['target_s']:.0f} s target), {lesson['drawn_s']:.1f} s "
+        f"drawing it ({lesson['ratio_drawn_to_stored']:.0f}x; median of {lesson['repeats']})")
 
     w = warm_interaction(5 if quick else 20)
     report["warm_interaction"] = w
