@@ -13,7 +13,7 @@ require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api")
 
 # (page path, the fewest charts it draws on a router's default ticket)
-PAGES = (("", 2), ("heads", 3), ("interpretation", 3), ("formula", 1), ("verification", 0), ("cost", 1))
+PAGES = (("", 2), ("heads", 3), ("interpretation", 3), ("formula", 1), ("verification", 0), ("cost", 0))
 OVERFLOW_JS = "document.querySelector('[data-testid=\"stMain\"]').scrollWidth - window.innerWidth"
 
 
