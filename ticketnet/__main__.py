@@ -89,7 +89,7 @@ def _train(args: argparse.Namespace) -> int:
             raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
         texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
         columns = ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
-                                id_given=args.id_column is not None)
+                                id_given=args.id_column is not None, text_given=bool(args.text_column))
         card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log)
     else:
         if data is not None and not data.is_dir():
@@ -264,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
                                   "to split into train/valid/test inside the router folder")
     p.add_argument("--out", help="the router folder (default: weights/; needed with an export, e.g. routers/mine)")
     p.add_argument("--text-column", action="append", metavar="NAME[,NAME]",
-                   help="export column(s) holding the text, joined one per line (default: text; e.g. subject,body)")
+                   help="export column(s) holding the text, joined one per line (default: text, else the subject, title, "
+                        "body, description or message columns the export has; e.g. subject,body)")
     p.add_argument("--team-column", help="export column holding the team (default: team)")
     p.add_argument("--id-column", help="export column holding the ticket id (default: ticket_id; made up if absent)")
     p.add_argument("--split", default=DEFAULT_SPLIT, help=f"train,valid,test fractions of an export, stratified by "

@@ -375,11 +375,12 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
     rows = found.rows
     splits = split_export(rows, fractions, seed=cfg.seed)
     extra = {"export": {"file": Path(export).name, "sha256": file_sha256(export), "tickets": len(rows),
-                        "text_columns": list(columns.text), "team_column": columns.team,
+                        "text_columns": list(found.text_columns), "team_column": columns.team,
                         "id_column": None if found.ids_made_up else columns.ticket_id,
                         "split": list(fractions), "split_seed": cfg.seed,
                         "split_tickets": {name: len(part) for name, part in splits.items()}}}
-    log(f"{Path(export).name}: {len(rows):,} tickets, split " + ", ".join(f"{n} {len(p):,}" for n, p in splits.items()))
+    log(f"{Path(export).name}: {len(rows):,} tickets, text from {', '.join(found.text_columns)}; split "
+        + ", ".join(f"{n} {len(p):,}" for n, p in splits.items()))
     with staged_folder(out, ROUTER_MARKER) as stage:
         data = stage / ROUTER_DATA
         for name, part in splits.items():

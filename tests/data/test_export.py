@@ -99,3 +99,13 @@ def test_fractions_are_checked():
 def test_a_written_split_reads_back_exactly():
     rows = [{"ticket_id": "1", "text": 'a "quoted",\nmultiline text', "team": "Tier 2, EMEA"}]
     assert parse_tickets(splits_csv(rows).decode("utf-8"), "split") == rows
+
+
+def test_without_a_text_column_the_usual_ones_are_read(tmp_path):
+    rows = [{"ticket_id": "1", "subject": "Router down", "body": "No light on it", "team": "network"},
+            {"ticket_id": "2", "subject": "", "body": "Bill too high", "team": "billing"}]
+    found = read_export(_export(tmp_path, rows))
+    assert found.text_columns == ("subject", "body")
+    assert [r["text"] for r in found.rows] == ["Router down\nNo light on it", "Bill too high"]
+    with pytest.raises(DataError, match="no column 'text'"):
+        read_export(_export(tmp_path, rows), ExportColumns(text_given=True))

@@ -7,7 +7,7 @@ import io
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ticketnet.data.tickets import MAX_TEAMS, MIN_TEAMS, DataError, team_list
@@ -25,6 +25,11 @@ class ExportColumns:
     team: str = "team"
     ticket_id: str = "ticket_id"
     id_given: bool = False             # the id column was named by the user, so it must exist
+    text_given: bool = False           # the text columns were named by the user; else `text`, or the usual others
+
+
+# Without --text-column and without a `text` column, these are read where the export has them, in this order.
+USUAL_TEXT_COLUMNS = ("subject", "title", "summary", "body", "description", "message", "content")
 
 
 def parse_fractions(text: str) -> tuple[float, float, float]:
@@ -72,6 +77,7 @@ def _frame(path: Path):
 class Export:
     rows: list[dict[str, str]]
     ids_made_up: bool                  # the file had no id column: ids are R-000001, R-000002, ... in file order
+    text_columns: tuple[str, ...]      # the columns the text was read from
 
 
 def read_export(path: str | Path, columns: ExportColumns = ExportColumns()) -> Export:
@@ -80,6 +86,9 @@ def read_export(path: str | Path, columns: ExportColumns = ExportColumns()) -> E
     path = Path(path)
     df = _frame(path)
     found = [str(c) for c in df.columns]
+    if not columns.text_given and columns.text == ("text",) and "text" not in found:
+        usual = tuple(c for c in USUAL_TEXT_COLUMNS if c in found)
+        columns = replace(columns, text=usual or columns.text)
     wanted = [*columns.text, columns.team] + ([columns.ticket_id] if columns.id_given else [])
     missing = [c for c in wanted if c not in found]
     if missing:
@@ -105,7 +114,7 @@ def read_export(path: str | Path, columns: ExportColumns = ExportColumns()) -> E
         if not team:
             raise DataError(f"{where}: empty team for ticket {tid}")
         rows.append({"ticket_id": tid, "text": text, "team": team, **{c: _cell(record[c]) for c in kept}})
-    return Export(rows, not has_ids)
+    return Export(rows, not has_ids, columns.text)
 
 
 def _cell(value) -> str:
