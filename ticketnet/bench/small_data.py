@@ -72,6 +72,7 @@ RECIPES: dict[str, Recipe] = {
     "dropout0.5": replace(ISSUE, dropout=0.5),
     "wd0.3": replace(ISSUE, weight_decay=0.3),
     "mlm20": replace(ISSUE, pretrain_epochs=20),
+    "issue_mf1_avg10": replace(ISSUE, min_freq=1, average_last=10),
 }
 
 
