@@ -88,3 +88,12 @@ def test_unknown_recipe_is_refused(capsys):
     with pytest.raises(SystemExit):
         small_data.main(["--data", str(BRIGHTWAVE), "--recipes", "nope"])
     assert "unknown recipe(s) nope" in capsys.readouterr().err
+
+
+def test_recipe_for_size_switches_at_the_measured_boundary():
+    small, large = small_data.recipe_for_size(420), small_data.recipe_for_size(60_000)
+    assert (small.lr, small.embed_scale, small.dropout, small.weight_decay, small.min_freq) == (1e-2, 0.1, 0.3, 0.1, 1)
+    assert small.average_last == 10 and (large.lr, large.epochs, large.embed_scale) == (2e-3, 12, 1.0)
+    assert small_data.recipe_for_size(small_data.SMALL_DATA_MAX) == small
+    with pytest.raises(ValueError, match="positive"):
+        small_data.recipe_for_size(0)
