@@ -31,7 +31,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
-              "predict", "corpus", "bench"},
+              "predict", "corpus", "train", "bench"},
     "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
                  "corpus", "bench"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
