@@ -27,7 +27,7 @@ def trained(tmp_path_factory):
         w.writerow(["ticket_id", "text", "team", "evidence", "style"])
         for i, r in enumerate(rows):
             w.writerow([f"D-{i + 1:03d}", r["text"], r["team"], r["evidence"], ("plain", "terse")[i % 2]])
-    card = train(data, out, TrainConfig(epochs=2, batch_size=32), log=lambda *_: None)
+    card = train(data, out, TrainConfig(epochs=2, batch_size=32, recipe="large"), log=lambda *_: None)
     return data, out, card
 
 
@@ -89,13 +89,13 @@ def assert_same_weights(a: Router, b: Router) -> None:
 
 def test_same_seed_same_weights(trained, tmp_path):
     data, out, _ = trained
-    train(data, tmp_path, TrainConfig(epochs=2, batch_size=32), log=lambda *_: None)
+    train(data, tmp_path, TrainConfig(epochs=2, batch_size=32, recipe="large"), log=lambda *_: None)
     assert_same_weights(Router.load(out / "router.pt"), Router.load(tmp_path / "router.pt"))
 
 
 def test_seed_search_keeps_the_best_run_by_the_epoch_rule_and_records_every_run(trained, tmp_path):
     data, _, card = trained
-    cfg = TrainConfig(epochs=2, batch_size=32)
+    cfg = TrainConfig(epochs=2, batch_size=32, recipe="large")
     kept = train_seeds([7, cfg.seed], data, tmp_path, cfg, log=lambda *_: None)
     runs = kept["train"]["seed_search"]
     assert [r["seed"] for r in runs] == [7, cfg.seed]

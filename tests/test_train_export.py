@@ -60,6 +60,7 @@ def test_small_data_takes_the_small_recipe_and_records_a_baseline_beside_the_rou
     t = card["train"]
     assert (t["recipe"], t["lr"], t["embed_scale"], t["dropout"], t["weight_decay"]) == ("small", 1e-2, 0.1, 0.3, 0.1)
     assert t["epochs"] == 2 and card["config"]["dropout"] == 0.3        # --epochs given, the rest from the recipe
+    assert (t["batch_size"], t["min_freq"], t["average_last"], t["averaged_epochs"]) == (32, 1, 10, [1, 2])
     base = card["baseline"]
     assert base["C"] in (1.0, 10.0, 100.0) and set(base["metrics"]) == {"valid", "test"}
     assert base["metrics"]["test"]["accuracy"] > 0.5                    # four teams: chance is 0.25
@@ -119,3 +120,20 @@ def test_a_folder_that_is_not_a_router_is_never_replaced(trained, tmp_path, caps
                  "--text-column", "body"]) == 1
     assert "is not a folder made by this command" in capsys.readouterr().err
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+
+def test_weight_average_is_the_mean_of_the_states_added():
+    import torch
+
+    from ticketnet.train import WeightAverage
+
+    states = [{"w": torch.full((2, 3), float(i)), "b": torch.tensor([i * 0.1])} for i in (1, 2, 6)]
+    average = WeightAverage()
+    with pytest.raises(ValueError):
+        average.mean()
+    for state in states:
+        average.add(state)
+    mean = average.mean()
+    assert torch.equal(mean["w"], torch.full((2, 3), 3.0)) and mean["b"].item() == pytest.approx(0.3)
+    assert states[0]["w"][0, 0].item() == 1.0                     # the states added are left as they were

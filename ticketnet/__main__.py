@@ -56,7 +56,9 @@ def _report(card: dict) -> None:
     t = card["metrics"]["test"]
     b = card["baseline"]["metrics"]["test"]
     lo, hi = t["accuracy_interval"]
-    print(f"best epoch {card['train']['best_epoch']} of {card['train']['epochs']} ({card['train']['recipe']} recipe): "
+    kept = (f"mean of epochs {'–'.join(map(str, card['train']['averaged_epochs']))}"
+            if "averaged_epochs" in card["train"] else f"best epoch {card['train']['best_epoch']}")
+    print(f"{kept} of {card['train']['epochs']} ({card['train']['recipe']} recipe): "
           f"test accuracy {t['accuracy']:.4f} (95 % interval {lo:.3f}–{hi:.3f}, n = {t['n']:,}), macro F1 "
           f"{t['macro_f1']:.4f}, ECE {t['ece']:.4f}"
           + (f", hard slice {t['hard_accuracy']:.4f}" if "hard_accuracy" in t else ""))
