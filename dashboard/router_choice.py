@@ -9,7 +9,7 @@ from ticketnet.card import WeightsError, load_card
 
 _CHOSEN = model.CHOSEN_KEY        # the router this session reads
 _WROTE = "_router_written"        # the value this session last wrote to ?router=
-_TICKET_KEYS = ("picked_ticket", "custom_text", "_corpus_pick", "_url_written")   # a pick belongs to one router
+PICKER_KEY = "router_picker"
 
 
 def sync_router() -> str:
@@ -24,11 +24,12 @@ def sync_router() -> str:
         chosen = url
     if chosen not in names:
         chosen = model.DEFAULT_ROUTER
-    if chosen != ss.get(_CHOSEN, model.DEFAULT_ROUTER):
-        for key in _TICKET_KEYS:
-            ss.pop(key, None)
-        for name in ("ticket", "text", "ztext", "typed"):
-            qp.pop(name, None)
+    if _CHOSEN in ss and chosen != ss[_CHOSEN]:           # a switch, not a session opened from a link
+        # Another router is another data set: its tickets, teams, splits and filters are not this one's.
+        for key in [k for k in ss if k not in (_CHOSEN, _WROTE, PICKER_KEY)]:
+            del ss[key]
+        for name in [n for n in qp if n != model.ROUTER_PARAM]:
+            del qp[name]
     ss[_CHOSEN] = chosen
     wanted = None if chosen == model.DEFAULT_ROUTER else chosen
     if qp.get(model.ROUTER_PARAM) != wanted:
@@ -56,7 +57,7 @@ def router_picker() -> None:
         return
     labels = {name: _describe(name, folder) for name, folder in names.items()}
     picked = st.sidebar.selectbox("Router", list(names), index=list(names).index(current),
-                                  format_func=labels.__getitem__, key="router_picker",
+                                  format_func=labels.__getitem__, key=PICKER_KEY,
                                   help="The routers under routers/ (or $TICKETNET_ROUTERS) beside the default one; "
                                        "train one with `python -m ticketnet train --data export.csv --out "
                                        "routers/NAME`.")

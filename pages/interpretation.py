@@ -292,7 +292,7 @@ with phrase_section:
 
 # -- across the split -----------------------------------------------------------------------------------------------
 st.header("Across a split", divider="gray")
-split = st.segmented_control("Split", splits.SPLITS, default="valid", key="interp_split", required=True) or "valid"
+split = st.segmented_control("Split", splits.available(), default="valid", key="interp_split", required=True) or "valid"
 n_split = len(splits.split_rows(split))
 # Side by side on a wide screen, one above the other in a laptop's 540 px column: as two st.columns there, the τ box
 # plot had 96 px of plot beside its signal names.

@@ -78,8 +78,8 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
 
 # -- a split: quality and the table ---------------------------------------------------------------------------
 st.header("Tickets of a split", divider="gray")
-filters.restore(splits.SPLITS, teams)           # filters, sort and split survive a visit to another page
-split = st.segmented_control("Split", splits.SPLITS, key="split", required=True,
+filters.restore(splits.available(), teams)      # filters, sort and split survive a visit to another page
+split = st.segmented_control("Split", splits.available(), key="split", required=True,
                              help="valid: used to pick the best epoch; test: held out; train: what the router "
                                   "learnt from")
 split = split or "valid"
@@ -100,15 +100,18 @@ with q_left:
                   help=f"accuracy on the {summary['hard_n']} negated, two-topic and ambiguous tickets")
     base = splits.baseline(split)
     if base is not None:
+        chosen_here = " (its regularisation was chosen on this split)" if split == "valid" else ""
         st.caption(f"A bag-of-words baseline (TF-IDF + logistic regression, fitted on the same train split) routes "
-                   f"{base['accuracy']:.3f} of these tickets; this router {summary['accuracy']:.3f}.")
+                   f"{base['accuracy']:.3f} of these tickets{chosen_here}; this router {summary['accuracy']:.3f}.")
     per_team = pd.DataFrame([{"team": t, **v} for t, v in summary["per_team"].items()])
     per_team["support"] = per_team["support"].astype(int)
     if base is not None:
-        per_team["baseline recall"] = per_team["team"].map(base["recall"])
+        per_team["baseline"] = per_team["team"].map(base["recall"])
     st.dataframe(per_team, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                for c in ("precision", "recall", "f1", "baseline recall")})
+                 column_config={**{c: st.column_config.NumberColumn(format="%.3f")
+                                   for c in ("precision", "recall", "f1")},
+                                "baseline": st.column_config.NumberColumn(
+                                    format="%.3f", help="the bag-of-words baseline's recall of the team")})
     ui.csv_download(per_team, "per-team metrics (CSV)", f"ticketnet_{split}_per_team.csv", key="dl_per_team")
 with q_right:
     st.subheader("Confusion matrix")

@@ -56,6 +56,12 @@ def split_rows(split: str) -> pd.DataFrame:
              f"`{paths.DATA_ENV}` at a folder holding `train.csv`, `valid.csv` and `test.csv`, then reload this page.")
 
 
+def available() -> list[str]:
+    """The splits this router's data has, in SPLITS order (valid, test and train always; handwritten where
+    written)."""
+    return [s for s in SPLITS if s in SPLITS[:3] or split_path(s).is_file()]
+
+
 def find_ticket(ticket_id: str) -> tuple[str, dict] | None:
     """(split, row) of a ticket id, looking in valid, test, then train; None if no split has it."""
     for split in SPLITS:

@@ -68,3 +68,14 @@ def test_an_unknown_router_in_a_link_falls_back_to_the_default(routers_env):
     at = app_test(router="nobody").run()
     _ok(at, "unknown")
     assert at.session_state["_router"] == "larkfield" and "router" not in at.query_params
+
+
+def test_a_shared_link_opens_its_routers_ticket_and_its_splits_only(routers_env):
+    from ticketnet import load_split
+
+    rows = load_split(routers_env / "ops" / "data" / "valid.csv")
+    at = app_test(router="ops", ticket=rows[3]["ticket_id"]).run()
+    _ok(at, "link")
+    assert at.session_state["picked_ticket"] == rows[3]["ticket_id"]
+    assert at.segmented_control(key="split").options == ["valid", "test", "train"]     # no hand-written set
+    assert any("bag-of-words baseline" in c.value and "chosen on this split" in c.value for c in at.caption)
