@@ -38,8 +38,8 @@ def data_stamp(split: str) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=6)
-def _split_rows(split: str, key: tuple) -> pd.DataFrame:
-    df = pd.DataFrame(load_split(split_path(split)))
+def _split_rows(split: str, key: tuple, teams: tuple[str, ...]) -> pd.DataFrame:
+    df = pd.DataFrame(load_split(split_path(split), teams))
     for col in ("evidence", "pattern", "distractor"):
         if col not in df.columns:
             df[col] = ""
@@ -49,7 +49,7 @@ def _split_rows(split: str, key: tuple) -> pd.DataFrame:
 def split_rows(split: str) -> pd.DataFrame:
     """The split's rows as a DataFrame (ticket_id, text, team, evidence, pattern, distractor)."""
     try:
-        return _split_rows(split, data_stamp(split))
+        return _split_rows(split, data_stamp(split), tuple(card().teams))
     except DataError as exc:
         fail(f"The {split} split could not be read.", str(exc),
              f"Regenerate the data with `python -m ticketnet synth`, or point the environment variable "
@@ -68,7 +68,7 @@ def find_ticket(ticket_id: str) -> tuple[str, dict] | None:
         if not split_path(split).is_file():
             continue
         try:
-            rows = _split_rows(split, data_stamp(split))
+            rows = _split_rows(split, data_stamp(split), tuple(card().teams))
         except DataError:
             continue
         hit = rows[rows["ticket_id"] == ticket_id]
