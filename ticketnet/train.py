@@ -148,6 +148,23 @@ def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor,
     return loss
 
 
+def train_epoch(model: TinyTransformer, seqs: list[list[int]], labels: torch.Tensor, opt, sched,
+                cfg: TrainConfig, rng: random.Random, aug_rng: random.Random) -> float:
+    """One pass over the training tickets in shuffled length batches, each freshly augmented: a clipped AdamW step
+    and a scheduler step per batch. Returns the summed loss (mean loss × tickets)."""
+    loss_sum = 0.0
+    for idx in length_batches(seqs, cfg.batch_size, rng):
+        ids, is_pad = pad_batch([augment(seqs[i], aug_rng, cfg.unk_rate, cfg.drop_rate) for i in idx])
+        loss = ticket_loss(model, ids, is_pad, labels[idx], cfg)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        loss_sum += loss.item() * len(idx)
+    return loss_sum
+
+
 def predict_seqs(model: TinyTransformer, seqs: list[list[int]], batch_size: int = 512) -> torch.Tensor:
     model.eval()
     return batched_probs(model, seqs, batch_size)
@@ -283,16 +300,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     start, cpu_start = time.perf_counter(), time.process_time()
     for epoch in range(1, cfg.epochs + 1):
         model.train()
-        loss_sum = 0.0
-        for idx in length_batches(seqs, cfg.batch_size, rng):
-            ids, is_pad = pad_batch([augment(seqs[i], aug_rng, cfg.unk_rate, cfg.drop_rate) for i in idx])
-            loss = ticket_loss(model, ids, is_pad, labels[idx], cfg)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            loss_sum += loss.item() * len(idx)
+        loss_sum = train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng)
         valid_acc = predict_seqs(model, valid_seqs).argmax(1).eq(valid_labels).double().mean().item()
         entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), "valid_accuracy": round(valid_acc, 4)}
         score = valid_acc

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.train import TrainConfig, augment, length_batches, ticket_loss
+from ticketnet.train import TrainConfig, length_batches, train_epoch
 
 CV_SEED = 20240524          # the folds' seed: every method sees the same folds
 TABLE_COLUMNS = ("experiment", "method", "n_train", "n_eval", "folds", "accuracy_mean", "accuracy_std",
@@ -227,21 +227,15 @@ def fit_transformer(texts: list[str], labels: list[int], n_classes: int, recipe:
     y = torch.tensor(labels)
     if recipe.pretrain_epochs:
         _pretrain(model, seqs + encode(unlabelled), recipe, random.Random(seed + 2))
-    loss_cfg = TrainConfig(label_smoothing=recipe.label_smoothing, token_loss=recipe.token_loss)
+    loss_cfg = TrainConfig(label_smoothing=recipe.label_smoothing, token_loss=recipe.token_loss,
+                           batch_size=recipe.batch_size, unk_rate=recipe.unk_rate, drop_rate=recipe.drop_rate)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     sched = _schedule(opt, math.ceil(len(seqs) / recipe.batch_size), recipe.epochs, recipe.warmup_epochs)
     hold = (encode(hold_texts), hold_labels) if held_out else None
     best_score, best_state, averaged, n_averaged = -1.0, None, None, 0
     for epoch in range(1, recipe.epochs + 1):
         model.train()
-        for idx in length_batches(seqs, recipe.batch_size, rng):
-            ids, is_pad = pad_batch([augment(seqs[i], aug_rng, recipe.unk_rate, recipe.drop_rate) for i in idx])
-            loss = ticket_loss(model, ids, is_pad, y[idx], loss_cfg)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
+        train_epoch(model, seqs, y, opt, sched, loss_cfg, rng, aug_rng)
         if hold is not None:
             score = statistics.fmean(p == t for p, t in zip(_predict(model, hold[0]), hold[1]))
             if score >= best_score:      # ties go to the later epoch: the schedule has cooled further

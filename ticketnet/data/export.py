@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ticketnet.data.tickets import MAX_TEAMS, MIN_TEAMS, DataError, team_list
+from ticketnet.data.tickets import MAX_TEAMS, MIN_TEAMS, DataError, read_text, team_list
 
 MAX_EXPORT_BYTES = 4 * 1024**3         # larger exports are sampled first (a router of this size learns no more)
 SPLITS = ("train", "valid", "test")
@@ -57,16 +57,7 @@ def _frame(path: Path):
             return pd.read_parquet(path).astype(object)
         except Exception as exc:  # pyarrow raises several types for a damaged or foreign file
             raise DataError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0][:160]})") from None
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}, line {line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save the file as UTF-8") from None
-    if "\x00" in text:
-        raise DataError(f"{path}: contains a NUL byte; this is not a CSV text file")
-    if not text.strip():
-        raise DataError(f"{path}: empty file")
+    text = read_text(path, "a header line naming the text and team columns")
     try:
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
     except Exception as exc:  # pandas' ParserError, EmptyDataError

@@ -25,7 +25,9 @@ class DataError(ValueError):
     """A ticket file that cannot be used; the message names the file and, where it can, the line."""
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path, expected: str = f"a header line with {', '.join(REQUIRED_COLUMNS)}") -> str:
+    """The file as UTF-8 text (a BOM dropped); DataError naming the file, and the line where it can, when it is
+    missing, a folder, unreadable, not UTF-8, binary, or empty (`expected` says what an empty file should hold)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -43,7 +45,7 @@ def _read_text(path: Path) -> str:
         line = text[: text.index("\x00")].count("\n") + 1
         raise DataError(f"{path}, line {line}: contains a NUL byte; this is not a CSV text file")
     if not text.strip():
-        raise DataError(f"{path}: empty file; expected a header line with {', '.join(REQUIRED_COLUMNS)}")
+        raise DataError(f"{path}: empty file; expected {expected}")
     return text
 
 
@@ -97,7 +99,7 @@ def load_split(path: str | Path, teams: Sequence[str] | None = None) -> list[dic
     """Rows of a labelled split as dicts (`ticket_id`, `text`, `team`, and `evidence`, `pattern`, ... where the file
     has them); with `teams`, every team must be one of them. Raises `DataError`."""
     path = Path(path)
-    return parse_tickets(_read_text(path), str(path), teams=teams)
+    return parse_tickets(read_text(path), str(path), teams=teams)
 
 
 def team_list(teams: Sequence[str], limit: int = 12) -> str:
@@ -112,7 +114,7 @@ def teams_of(rows: Sequence[Mapping[str, str]], folder: Path | None = None) -> t
     found = {r["team"] for r in rows}
     listed = Path(folder) / TEAMS_FILE if folder is not None else None
     if listed is not None and listed.is_file():
-        order = tuple(t.strip() for t in _read_text(listed).splitlines() if t.strip())
+        order = tuple(t.strip() for t in read_text(listed).splitlines() if t.strip())
         if len(set(order)) != len(order):
             raise DataError(f"{listed}: a team is listed twice")
         missing = sorted(found - set(order))
@@ -131,4 +133,4 @@ def teams_of(rows: Sequence[Mapping[str, str]], folder: Path | None = None) -> t
 def load_unlabelled(path: str | Path) -> list[dict[str, str]]:
     """Rows of a `ticket_id,text` CSV (a `team` column is allowed but not checked); raises `DataError`."""
     path = Path(path)
-    return parse_tickets(_read_text(path), str(path), required=("ticket_id", "text"))
+    return parse_tickets(read_text(path), str(path), required=("ticket_id", "text"))
