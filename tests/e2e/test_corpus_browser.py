@@ -39,7 +39,8 @@ def test_open_a_scan_filter_by_a_word_pick_a_ticket_and_see_its_heads(artifacts,
         shot(pg, "corpus_1_filtered")
 
         click_first_row(pg)                                           # the tickets (the token table comes first)
-        pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
+        # A corpus ticket's link names its id and its scan, so a shared link restores both.
+        pg.wait_for_function("() => window.location.search.includes('scan=shipped')")
         settle(pg)
         no_exception(pg)
         picked = pg.get_by_text(re.compile(r"Picked T-\d+")).first
@@ -51,7 +52,7 @@ def test_open_a_scan_filter_by_a_word_pick_a_ticket_and_see_its_heads(artifacts,
         settle(pg)
         pg.get_by_role("heading", name=re.compile(r"Block 1: the 4 heads")).wait_for()
         assert pg.get_by_text(f"{tid} · corpus ticket", exact=False).count() >= 1
-        assert "ticket=custom" in pg.url
+        assert f"ticket={tid}" in pg.url and "scan=shipped" in pg.url
         no_exception(pg)
         shot(pg, "corpus_3_heads")
         browser.close()

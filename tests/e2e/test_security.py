@@ -167,7 +167,7 @@ def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_
         word.press("Enter")
         settle(pg)
         click_first_row(pg)                                           # the tickets (the token table comes first)
-        pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
+        pg.wait_for_function("() => window.location.search.includes('scan=injected')")
         settle(pg)
         no_exception(pg)
         _inert(pg, dialogs, "Corpus, a ticket picked")
