@@ -234,16 +234,24 @@ def assessment(text: str, probs: Sequence[float]):
         return None
 
 
+PROBABILITY_TOP = 12               # more teams than this: the most probable ones (and the true team) are drawn
+
+
 def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: str | None = None) -> alt.Chart:
     df = pd.DataFrame({"team": list(teams), "probability": [float(x) for x in probs]})
     df["true team"] = df["team"].eq(true_team) if true_team else False
+    title = ["team probabilities"]
+    if len(df) > PROBABILITY_TOP:
+        top = set(df.nlargest(PROBABILITY_TOP - 1, "probability", keep="first").index) | set(df.index[df["true team"]])
+        df = df.loc[sorted(top)]
+        title = [f"the {len(df)} most probable of {len(teams)} teams"]
     return alt.Chart(df).mark_bar().encode(
-        y=alt.Y("team:N", sort=list(teams), title=None, axis=alt.Axis(labelOverlap=False)),
+        y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=110)),
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
         color=alt.condition("datum['true team']", alt.value("#2e7d32"), alt.value("#4c78a8")),
         tooltip=["team:N", alt.Tooltip("probability:Q", format=".3f"), "true team:N"],
-    ).properties(height=alt.Step(20), title=alt.Title(["team probabilities", *(["green: true team"] if true_team
-                                                                             else [])], fontSize=11,
+    ).properties(height=alt.Step(20), title=alt.Title([*title, *(["green: true team"] if true_team
+                                                                 else [])], fontSize=11,
                                                       fontWeight="normal", anchor="start"))
 
 

@@ -718,3 +718,17 @@ def test_the_confusion_matrix_stays_readable_at_12_teams_and_groups_the_rest_bey
     assert merged[-1, -1] == conf[np.ix_(rest, rest)].sum()
     df = charts.confusion_frame(conf, thirty)
     assert len(df) == 400 and df["count"].sum() == conf.sum()
+
+
+def test_the_probability_bars_show_the_most_probable_teams_and_the_true_one_beyond_twelve():
+    from dashboard.ui import probability_chart
+
+    teams = [f"team {i:02d}" for i in range(30)]
+    probs = np.linspace(0.001, 0.06, 30)
+    spec = probability_chart(probs, teams, true_team="team 00").to_dict()
+    shown = [r["team"] for r in next(iter(spec["datasets"].values()))]
+    assert len(shown) == 12 and shown[0] == "team 00" and shown[1:] == teams[-11:]
+    assert spec["title"]["text"][0] == "the 12 most probable of 30 teams"
+    assert spec["encoding"]["y"]["axis"]["labelLimit"] == 110
+    five = probability_chart([0.2] * 5, teams[:5]).to_dict()
+    assert len(next(iter(five["datasets"].values()))) == 5 and five["title"]["text"] == ["team probabilities"]
