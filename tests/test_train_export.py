@@ -137,3 +137,25 @@ def test_weight_average_is_the_mean_of_the_states_added():
     mean = average.mean()
     assert torch.equal(mean["w"], torch.full((2, 3), 3.0)) and mean["b"].item() == pytest.approx(0.3)
     assert states[0]["w"][0, 0].item() == 1.0                     # the states added are left as they were
+
+
+def test_a_terminated_train_leaves_no_staging_folder_behind(trained, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    export, _, _ = trained
+    out = tmp_path / "routers" / "mine"
+    proc = subprocess.Popen([sys.executable, "-m", "ticketnet", "train", "--data", str(export), "--out", str(out),
+                             "--text-column", "subject,body", "--team-column", "queue", "--epochs", "40"],
+                            stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:                               # wait until training has begun
+        if line.startswith("epoch"):
+            break
+    staged = [p for p in out.parent.iterdir() if p.name.startswith(".")]
+    assert staged, "training stages its folder beside --out"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    time.sleep(0.1)
+    assert not out.exists() and not [p for p in out.parent.iterdir() if p.name.startswith(".")]

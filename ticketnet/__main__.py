@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -351,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     from ticketnet._runtime.allocator import keep_freed_memory
 
     keep_freed_memory()                                 # steady speed for the repeated tensor work of every command
+    # A terminated command (SIGTERM: a closed terminal, a job stopped) unwinds like Ctrl-C, so a half-written
+    # router folder or output file is removed rather than left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         return args.func(args)
     except KeyboardInterrupt:
