@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.data import model
-from ticketnet.card import WeightsError, load_card
+from ticketnet.card import WeightsError
 
 _CHOSEN = model.CHOSEN_KEY        # the router this session reads
 _WROTE = "_router_written"        # the value this session last wrote to ?router=
@@ -14,8 +14,9 @@ PICKER_KEY = "router_picker"
 
 def sync_router() -> str:
     """Adopt ?router= when a link brings a new one, else keep the session's router; write it back to the URL (the
-    default router is left out of it). A change of router forgets the picked ticket, which belongs to the other
-    router's data. Returns the router's name."""
+    default router is left out of it). A switch of router forgets the session's other choices (ticket, filters,
+    splits), which belong to the other router's data; a session opened from a link keeps its own. Returns the
+    router's name."""
     ss, qp = st.session_state, st.query_params
     names = model.routers()
     url = qp.get(model.ROUTER_PARAM)
@@ -43,7 +44,7 @@ def sync_router() -> str:
 
 def _describe(name: str, folder) -> str:
     try:
-        teams = load_card(folder / "router.pt").teams
+        teams = model.card_at(folder / "router.pt").teams
     except WeightsError:
         return f"{name} (cannot be read)"
     return f"{name} · {len(teams)} teams"

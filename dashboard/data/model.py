@@ -62,24 +62,30 @@ def routers() -> dict[str, Path]:
     return found
 
 
-def router_name() -> str:
-    """The name of this session's router (kept by dashboard/router_choice.py, from ?router=), when it names one of
-    `routers()`; else the default."""
+def _chosen() -> tuple[str, Path | None]:
+    """This session's router (kept by dashboard/router_choice.py, from ?router=) as (name, folder), when it names
+    one of `routers()`; else (the default's name, None). A session on the default router lists no folder."""
     try:
         asked = st.session_state.get(CHOSEN_KEY) or st.query_params.get(ROUTER_PARAM)
     except Exception:                      # noqa: BLE001 - outside a script run (the warm-up, the bench): the default
         asked = None
-    return asked if asked in routers() else DEFAULT_ROUTER
+    folder = routers().get(asked) if asked and asked != DEFAULT_ROUTER else None
+    return (asked, folder) if folder is not None else (DEFAULT_ROUTER, None)
 
 
-def router_folder() -> Path:
-    return routers()[router_name()]
+def router_name() -> str:
+    return _chosen()[0]
 
 
 def weights_path() -> Path:
     """This session's router.pt: the default one is $TICKETNET_WEIGHTS or the shipped weights/router.pt."""
-    name = router_name()
-    return paths.weights_path() if name == DEFAULT_ROUTER else routers()[name] / "router.pt"
+    folder = _chosen()[1]
+    return paths.weights_path() if folder is None else folder / "router.pt"
+
+
+def card_at(weights: Path) -> RouterCard:
+    """The card of the router at `weights`, read once per version of its files; raises WeightsError."""
+    return _load_card(str(weights), files_stamp(weights))
 
 
 def data_folder() -> Path:
@@ -87,9 +93,14 @@ def data_folder() -> Path:
     return paths.router_data(weights_path().parent)
 
 
+def files_stamp(weights: Path) -> tuple:
+    """A cache key that changes when any of a router's files (router.pt, vocab.json, router.json) changes."""
+    return tuple(stamp(p) for p in predictions.weights_files(weights))
+
+
 def weights_stamp() -> tuple:
-    """A cache key that changes when any of the weights' files (router.pt, vocab.json, router.json) changes."""
-    return tuple(stamp(p) for p in predictions.weights_files(weights_path()))
+    """`files_stamp` of this session's router."""
+    return files_stamp(weights_path())
 
 
 @st.cache_resource(show_spinner="Loading the router…", max_entries=2)
