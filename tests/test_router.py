@@ -40,7 +40,7 @@ def test_vocab_rebuilt_from_train_equals_the_shipped_one(router):
 
 
 def test_shipped_card_records_the_training_data(router):
-    from ticketnet.router import file_sha256
+    from ticketnet._runtime.hashing import file_sha256
 
     assert router.meta["teams"] == list(TEAMS)
     for split in ("train", "valid", "test"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,7 +97,3 @@ class Router:
             raise WeightsError(f"{weights}: does not fit the configuration in {meta_path.name} ({first})") from None
         model.eval()
         return cls(model, card.vocab, card.teams, card.meta)
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ticketnet._runtime.atomic import staged_folder, write_atomic
+from ticketnet._runtime.hashing import file_sha256
 from ticketnet.baseline import fit_baseline
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
@@ -25,7 +26,7 @@ from ticketnet.nn.batching import batched_probs
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.paths import ROUTER_DATA, TRAIN_SEED, data_dir, weights_dir
 from ticketnet.predictions import write_predictions
-from ticketnet.router import Router, file_sha256
+from ticketnet.router import Router
 
 
 @dataclass(frozen=True)
@@ -265,17 +266,28 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
-def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None) -> dict:
-    """Train on the splits in `data`, keep the best valid epoch, and write the router's files into `out` (a folder
-    being staged: nobody reads it yet). Returns the card."""
+def load_splits(data: Path, teams: Sequence[str] | None = None) -> tuple[tuple[str, ...], list[dict], dict]:
+    """The teams (`teams`, else those of the training split, `teams_of`), the training rows, and the evaluated
+    splits by name: valid, test and the hand-written sets the folder has, each checked against the teams."""
+    train_rows = load_split(data / "train.csv", teams)
+    teams = tuple(teams) if teams is not None else teams_of(train_rows, data)
+    evaluated = {name: load_split(data / f"{name}.csv", teams) for name in ("valid", "test", *HANDWRITTEN)
+                 if name in ("valid", "test") or (data / f"{name}.csv").is_file()}
+    return teams, train_rows, evaluated
+
+
+def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None,
+         baseline: dict | None = None) -> dict:
+    """Train on the splits in `data`, keep the best valid epoch (or the mean of the last epochs), and write the
+    router's files into `out` (a folder being staged: nobody reads it yet). `baseline`: one already fitted on
+    these splits (a seed search fits it once). Returns the card."""
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
     aug_rng = random.Random(cfg.seed + 1)
-    train_rows = load_split(data / "train.csv")
-    teams = teams_of(train_rows, data)
-    valid_rows, test_rows = (load_split(data / f"{s}.csv", teams) for s in ("valid", "test"))
-    hand = {name: load_split(data / f"{name}.csv", teams) for name in HANDWRITTEN if (data / f"{name}.csv").is_file()}
+    teams, train_rows, evaluated = load_splits(data)
+    valid_rows = evaluated["valid"]
+    hand = {name: rows for name, rows in evaluated.items() if name in HANDWRITTEN}
     cfg = cfg.resolved(len(train_rows))
     vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
     model = TinyTransformer(cfg.model_config(len(vocab), len(teams)))
@@ -296,21 +308,28 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
 
     log(f"{len(train_rows):,} training tickets, {len(teams)} teams, {len(vocab):,} tokens; {cfg.recipe} recipe: "
         f"{cfg.epochs} epochs at lr {cfg.lr:g}")
+    def rule_score() -> tuple[float, dict]:
+        """The epoch rule's score of the model as it is (valid, with the hand-written development set where there
+        is one), and its parts rounded for the history."""
+        valid_acc = predict_seqs(model, valid_seqs).argmax(1).eq(valid_labels).double().mean().item()
+        parts = {"valid_accuracy": round(valid_acc, 4)}
+        if dev is None:
+            return valid_acc, parts
+        dev_acc = predict_seqs(model, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
+        parts["handwritten_dev_accuracy"] = round(dev_acc, 4)
+        return (1 - cfg.dev_weight) * valid_acc + cfg.dev_weight * dev_acc, parts
+
     best, best_state, history, average = -1.0, None, [], WeightAverage()
     start, cpu_start = time.perf_counter(), time.process_time()
     for epoch in range(1, cfg.epochs + 1):
         model.train()
         loss_sum = train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng)
-        valid_acc = predict_seqs(model, valid_seqs).argmax(1).eq(valid_labels).double().mean().item()
-        entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), "valid_accuracy": round(valid_acc, 4)}
-        score = valid_acc
-        if dev is not None:
-            dev_acc = predict_seqs(model, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
-            entry["handwritten_dev_accuracy"] = round(dev_acc, 4)
-            score = (1 - cfg.dev_weight) * valid_acc + cfg.dev_weight * dev_acc
+        score, parts = rule_score()
+        entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), **parts}
         history.append(entry)
         elapsed = time.perf_counter() - start
-        log(f"epoch {epoch:2d}/{cfg.epochs}  loss {loss_sum / len(seqs):.4f}  valid accuracy {valid_acc:.4f}"
+        log(f"epoch {epoch:2d}/{cfg.epochs}  loss {loss_sum / len(seqs):.4f}  "
+            f"valid accuracy {parts['valid_accuracy']:.4f}"
             + (f"  hand-written dev {entry['handwritten_dev_accuracy']:.4f}" if dev is not None else "")
             + f"  ({_duration(elapsed)}, about {_duration(elapsed / epoch * (cfg.epochs - epoch))} left)")
         if cfg.average_last and epoch > cfg.epochs - cfg.average_last:
@@ -326,10 +345,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
         model.load_state_dict(best_state)
     model.eval()
     if cfg.average_last:                  # the score of the weights kept, by the same rule as an epoch's
-        best = predict_seqs(model, valid_seqs).argmax(1).eq(valid_labels).double().mean().item()
-        if dev is not None:
-            dev_acc = predict_seqs(model, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
-            best = (1 - cfg.dev_weight) * best + cfg.dev_weight * dev_acc
+        best, _ = rule_score()
     # Wall time, and the CPU time of all this process's threads: on a shared machine the wall time also counts the
     # time other work held the cores, while the CPU time / threads is about what an idle machine would take.
     seconds = round(time.perf_counter() - start, 1)
@@ -342,8 +358,9 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                    "valid_nll_before": round(nll_before, 4),
                    "valid_nll_after": round(F.cross_entropy(valid_logits / temperature, valid_labels).item(), 4)}
     names = ("train", "valid", "test", *hand)
-    evaluated = {"valid": valid_rows, "test": test_rows, **hand}
-    log("fitting the TF-IDF + logistic regression baseline on the same splits")
+    if baseline is None:
+        log("fitting the TF-IDF + logistic regression baseline on the same splits")
+        baseline = fit_baseline(train_rows, valid_rows, teams, evaluated, seed=cfg.seed)
     card = {
         "config": model.config.to_dict(),
         "teams": list(teams),
@@ -355,7 +372,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
         "ood": ood_thresholds(model, valid_rows, vocab, teams, cfg.ood_accuracy),
         "data_sha256": {s: file_sha256(data / f"{s}.csv") for s in names},
         "metrics": {name: evaluate(model, rows, vocab, teams) for name, rows in evaluated.items()},
-        "baseline": fit_baseline(train_rows, valid_rows, teams, evaluated, seed=cfg.seed),
+        "baseline": baseline,
         **(extra or {}),
     }
     router = Router(model, vocab, teams, card)
@@ -391,13 +408,16 @@ def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = N
 
 def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None],
                extra: dict | None) -> dict:
-    runs, best = [], None
+    runs, best, baseline = [], None, None
     with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
         for seed in seeds:
             log(f"seed {seed}")
             run_dir = Path(tmp) / f"seed-{seed}"
             run_dir.mkdir()
-            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra)
+            # One baseline for the search: fitted with the first run (a sample of a split over MAX_TRAIN tickets
+            # takes that run's seed), reused by the others, whose splits are the same.
+            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra, baseline)
+            baseline = card["baseline"]
             t, m = card["train"], card["metrics"]
             runs.append({"seed": seed, "best_epoch": t["best_epoch"], "score": t["score"], "seconds": t["seconds"],
                          "valid_accuracy": round(m["valid"]["accuracy"], 4),
@@ -442,8 +462,13 @@ def save_router(router: Router, out: Path) -> None:
     buf = io.BytesIO()
     torch.save(router.model.state_dict(), buf)
     router.vocab.save(out / "vocab.json")
-    write_atomic(out / "router.json", (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_card(router, out)
     write_atomic(out / "router.pt", buf.getvalue())
+
+
+def write_card(router: Router, out: Path) -> None:
+    """router.json from the router's metadata, atomically (team names kept as written, not escaped)."""
+    write_atomic(out / ROUTER_MARKER, (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def record_baseline(weights: Path, log: Callable[[str], None] = print) -> dict:
@@ -454,15 +479,10 @@ def record_baseline(weights: Path, log: Callable[[str], None] = print) -> dict:
 
     router = Router.load(weights)
     data = router_data(Path(weights).parent)
-    teams = router.teams
-    train_rows = load_split(data / "train.csv", teams)
-    evaluated = {"valid": load_split(data / "valid.csv", teams), "test": load_split(data / "test.csv", teams),
-                 **{name: load_split(data / f"{name}.csv", teams) for name in HANDWRITTEN
-                    if (data / f"{name}.csv").is_file()}}
+    teams, train_rows, evaluated = load_splits(data, router.teams)
     log(f"fitting the TF-IDF + logistic regression baseline on {len(train_rows):,} training tickets")
     router.meta["baseline"] = fit_baseline(train_rows, evaluated["valid"], teams, evaluated,
                                            seed=router.meta.get("train", {}).get("seed", 0))
-    meta_path = Path(weights).parent / ROUTER_MARKER
-    write_atomic(meta_path, (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_card(router, Path(weights).parent)
     write_predictions(router, Path(weights), data)
     return router.meta["baseline"]

@@ -21,6 +21,7 @@ from dashboard.data.model import card, data_folder, router, weights_path, weight
 from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
+from ticketnet._runtime.hashing import file_sha256
 from ticketnet.data.tickets import HARD_PATTERNS, DataError, load_split
 
 SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwritten: by hand, never trained on
@@ -167,9 +168,7 @@ def quality(split: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _file_sha256(path: str, key: tuple) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return file_sha256(path)
 
 
 def baseline(split: str) -> dict | None:

@@ -23,3 +23,12 @@ def files_hash(paths: Iterable[str | Path], missing_ok: bool = True) -> str:
                 raise
             h.update(b"\0missing")
     return h.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of one file's bytes, hex (what router.json records for each split it was trained and scored on)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()

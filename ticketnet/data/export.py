@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections import Counter
@@ -10,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ticketnet.data.tickets import MAX_TEAMS, MIN_TEAMS, DataError, read_text, team_list
+from ticketnet.data.tickets import MAX_TEAMS, MIN_TEAMS, DataError, read_text, rows_csv, team_list
 
 MAX_EXPORT_BYTES = 4 * 1024**3         # larger exports are sampled first (a router of this size learns no more)
 SPLITS = ("train", "valid", "test")
@@ -155,10 +154,4 @@ def split_export(rows: list[dict[str, str]], fractions: Sequence[float] = (0.8, 
 
 def splits_csv(rows: list[dict[str, str]]) -> bytes:
     """A split as the CSV `load_split` reads: ticket_id, text, team and the optional columns the rows carry."""
-    extra = [c for c in KEPT_COLUMNS if rows and c in rows[0]]
-    buf = io.StringIO(newline="")
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["ticket_id", "text", "team", *extra])
-    for r in rows:
-        writer.writerow([r["ticket_id"], r["text"], r["team"], *(r[c] for c in extra)])
-    return buf.getvalue().encode("utf-8")
+    return rows_csv(rows, ["ticket_id", "text", "team", *(c for c in KEPT_COLUMNS if rows and c in rows[0])])

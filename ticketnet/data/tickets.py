@@ -95,6 +95,16 @@ def parse_tickets(text: str, source: str, required: tuple[str, ...] = REQUIRED_C
     return rows
 
 
+def rows_csv(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> bytes:
+    """Rows as the UTF-8 CSV `load_split` reads: a header of `columns`, `\\n` line endings, minimal quoting."""
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([row[c] for c in columns])
+    return buf.getvalue().encode("utf-8")
+
+
 def load_split(path: str | Path, teams: Sequence[str] | None = None) -> list[dict[str, str]]:
     """Rows of a labelled split as dicts (`ticket_id`, `text`, `team`, and `evidence`, `pattern`, ... where the file
     has them); with `teams`, every team must be one of them. Raises `DataError`."""

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import random
 import re
 from pathlib import Path
@@ -21,7 +19,7 @@ from ticketnet.data.synth.phrases import (
 from ticketnet.data.synth.slots import Segments, fill
 from ticketnet.data.text import tokenize
 from ticketnet.data.synth.teams import TEAMS
-from ticketnet.data.tickets import TEAMS_FILE
+from ticketnet.data.tickets import TEAMS_FILE, rows_csv
 from ticketnet.paths import SYNTH_SEED, data_dir
 
 DEFAULT_SIZES = (60000, 1500, 1500)
@@ -362,12 +360,7 @@ def generate(seed: int = SYNTH_SEED, sizes: tuple[int, int, int] = DEFAULT_SIZES
 
 def to_csv(rows: list[dict]) -> bytes:
     """Rows as UTF-8 CSV bytes with a header, `\\n` line endings and minimal quoting."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow([row[c] for c in COLUMNS])
-    return buf.getvalue().encode("utf-8")
+    return rows_csv(rows, COLUMNS)
 
 
 def write_splits(out_dir: Path | None = None, seed: int = SYNTH_SEED,
