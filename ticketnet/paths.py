@@ -40,20 +40,15 @@ def _env_path(name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def router_dir() -> Path:
-    """The router folder to open: $TICKETNET_ROUTER, else the folder of $TICKETNET_WEIGHTS, else the shipped weights/."""
-    folder = _env_path(ROUTER_ENV)
-    if folder is not None:
-        return folder
-    weights = _env_path(WEIGHTS_ENV)
-    return weights.parent if weights is not None else WEIGHTS.parent
-
-
 def weights_path() -> Path:
-    """The router.pt to load: $TICKETNET_WEIGHTS, else router.pt in `router_dir()`."""
-    if _env_path(ROUTER_ENV) is None and _env_path(WEIGHTS_ENV) is not None:
-        return _env_path(WEIGHTS_ENV)
-    return router_dir() / WEIGHTS.name
+    """The router.pt to load: router.pt in $TICKETNET_ROUTER, else $TICKETNET_WEIGHTS, else the shipped one."""
+    folder = _env_path(ROUTER_ENV)
+    return folder / WEIGHTS.name if folder is not None else _env_path(WEIGHTS_ENV) or WEIGHTS
+
+
+def router_dir() -> Path:
+    """The router folder to open: the folder of `weights_path()`."""
+    return weights_path().parent
 
 
 def router_data(folder: Path) -> Path:
