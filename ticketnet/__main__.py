@@ -285,10 +285,10 @@ def _policy(args: argparse.Namespace) -> int:
         if fit is None:
             raise ValueError(f"{data / (FIT_SPLIT + '.csv')}: not found; a policy is fitted on the router's valid split")
         policy = fit_policy(fit, teams, precision=args.precision, coverage=args.coverage, alpha=args.alpha,
-                            method=args.method)
+                            method=args.method, guarantee=args.guarantee)
     else:
-        if args.alpha is not None or args.method != "lac":
-            raise ValueError("--alpha and --method fit a policy: give --precision or --coverage too")
+        if args.alpha is not None or args.method != "lac" or args.guarantee is not None:
+            raise ValueError("--alpha, --method and --guarantee fit a policy: give --precision or --coverage too")
         if not args.show:
             raise ValueError("give --precision or --coverage (a target to fit), or --show for the stored policy")
         policy = load_policy(card)
@@ -441,6 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, help="the sets miss the true team at most this often (e.g. 0.05)")
     p.add_argument("--method", choices=("lac", "aps"), default="lac",
                    help="conformal score: lac (smallest sets) or aps (sets that grow with doubt); default lac")
+    p.add_argument("--guarantee", type=float, metavar="DELTA",
+                   help="with --precision: thresholds whose precision holds with probability >= 1 - DELTA on tickets "
+                        "like valid (exact binomial tests), instead of the lowest that reach it on valid")
     p.add_argument("--show", action="store_true", help="report without storing; alone: the stored policy")
     p.add_argument("--router", help=router_help)
     p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")

@@ -112,6 +112,18 @@ def test_show_reports_the_stored_policy_without_writing(helpdesk, capsys):
     assert (helpdesk / "router.json").stat().st_mtime_ns == stamp
 
 
+def test_a_guaranteed_policy_sends_what_valid_cannot_vouch_for_to_a_person(helpdesk, capsys):
+    # 12 valid tickets over 4 teams cannot show precision 0.9 with probability 0.9 for any team (0.9 ** 12 > 0.1 / 4).
+    assert main(["policy", "--router", str(helpdesk), "--precision", "0.9", "--alpha", HELPDESK_ALPHA,
+                 "--guarantee", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "target precision 0.9, guarantee 0.1" in out
+    assert "cannot show precision 0.9 with probability 0.9" in out
+    policy = load_policy(helpdesk)
+    assert policy.thresholds.target == {"precision": 0.9, "guarantee": 0.1}
+    assert all(t == float("inf") for t in policy.thresholds.thresholds.values())
+
+
 def test_predict_one_text_says_what_the_policy_decides(helpdesk, capsys):
     assert main(["policy", "--router", str(helpdesk), "--precision", "0.5", "--alpha", HELPDESK_ALPHA]) == 0
     capsys.readouterr()
@@ -128,7 +140,10 @@ def test_predict_one_text_says_what_the_policy_decides(helpdesk, capsys):
     (["--precision", "1.5", "--alpha", "0.2"], "the target precision must be in (0, 1]"),
     (["--coverage", "0", "--alpha", "0.2"], "the target coverage must be in (0, 1]"),
     (["--precision", "0.9"], "give --alpha"),
-    (["--alpha", "0.2"], "--alpha and --method fit a policy"),
+    (["--alpha", "0.2"], "--alpha, --method and --guarantee fit a policy"),
+    (["--guarantee", "0.1"], "--alpha, --method and --guarantee fit a policy"),
+    (["--coverage", "0.5", "--alpha", "0.2", "--guarantee", "0.1"], "applies to a precision target"),
+    (["--precision", "0.9", "--alpha", "0.2", "--guarantee", "1"], "strictly between 0 and 1"),
     ([], "give --precision or --coverage"),
     (["--show"], "no stored policy"),
     (["--precision", "0.9", "--alpha", "0.05"], "valid has 12 tickets; sets at alpha 0.05 need at least 19"),

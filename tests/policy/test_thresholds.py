@@ -140,3 +140,73 @@ def test_thresholds_round_trip_through_json_with_never_as_null():
     assert TeamThresholds.from_json(json.loads(json.dumps(stored))) == fit
     with pytest.raises(ValueError, match="not a stored set"):
         TeamThresholds.from_json({"thresholds": {}})
+
+
+def _guaranteed_by_hand(conf: np.ndarray, ok: np.ndarray, target: float, level: float) -> float:
+    """The fixed-sequence walk written out with scipy's own binomial test, one step at a time."""
+    from scipy.stats import binomtest
+
+    order = np.argsort(-conf, kind="stable")
+    conf, ok = conf[order], ok[order]
+    kept = NEVER
+    for share in np.arange(1, 21) / 20:
+        k = math.ceil(share * conf.size - 1e-9)
+        threshold = conf[k - 1]
+        routed = conf >= threshold
+        if routed.sum() < math.log(level) / math.log(target):
+            continue                                           # too few tickets to ever reject: not yet tested
+        if binomtest(int(ok[routed].sum()), int(routed.sum()), target, alternative="greater").pvalue > level:
+            break
+        kept = float(threshold)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_guaranteed_fit_walks_the_binomial_tests_down_and_stops_at_the_first_failure(seed):
+    rng = np.random.default_rng(seed)
+    n = 600
+    conf = np.round(rng.uniform(0.5, 1.0, n), 3)               # ties, as rounded stored confidences have
+    pred = rng.choice(["a", "b"], n)
+    ok = rng.random(n) < 0.9 + 0.1 * (conf - 0.5) / 0.5       # more often right the surer it is
+    fit = fit_team_thresholds(conf, pred, ok, ["a", "b"], precision=0.95, guarantee=0.1)
+    for team in ("a", "b"):
+        mine = pred == team
+        assert fit.thresholds[team] == _guaranteed_by_hand(conf[mine], ok[mine], 0.95, 0.1 / 2)
+    assert fit.target == {"precision": 0.95, "guarantee": 0.1}
+    plain = fit_team_thresholds(conf, pred, ok, ["a", "b"], precision=0.95)
+    assert all(fit.thresholds[t] >= plain.thresholds[t] for t in ("a", "b"))   # never less careful than the point fit
+
+
+def test_a_guaranteed_fit_rarely_auto_routes_a_team_whose_precision_is_below_the_target():
+    # Every ticket is right with probability 0.95 whatever its confidence, so any auto-routing at target 0.97 is a
+    # false guarantee: it may happen in at most delta of the fits (here 0.1; 300 fits, so 0.1 + 3 standard errors).
+    fits, delta = 300, 0.1
+    wrongly = 0
+    for seed in range(fits):
+        rng = np.random.default_rng(1000 + seed)
+        conf = rng.uniform(0.5, 1.0, 400)
+        ok = rng.random(400) < 0.95
+        fit = fit_team_thresholds(conf, np.full(400, "a"), ok, ["a"], precision=0.97, guarantee=delta)
+        wrongly += fit.thresholds["a"] != NEVER
+    assert wrongly / fits <= delta + 3 * math.sqrt(delta * (1 - delta) / fits)
+
+
+def test_a_guaranteed_fit_of_a_team_always_right_auto_routes_all_of_it():
+    conf = np.linspace(0.6, 0.99, 200)
+    fit = fit_team_thresholds(conf, np.full(200, "a"), np.ones(200, bool), ["a"], precision=0.95, guarantee=0.05)
+    assert fit.thresholds["a"] == pytest.approx(0.6) and fit.reached
+
+
+def test_a_team_too_small_to_show_the_target_goes_to_a_person_and_says_so():
+    conf = np.linspace(0.6, 0.99, 40)                          # 0.98 ** 40 = 0.45: even 40 right of 40 prove nothing
+    fit = fit_team_thresholds(conf, np.full(40, "a"), np.ones(40, bool), ["a"], precision=0.98, guarantee=0.05)
+    assert fit.thresholds["a"] == NEVER and not fit.reached
+    assert any(m.startswith("a: valid cannot show precision 0.98 with probability 0.95") for m in fit.messages)
+
+
+@pytest.mark.parametrize("kwargs, words", [({"coverage": 0.5, "guarantee": 0.1}, "applies to a precision target"),
+                                           ({"precision": 0.9, "guarantee": 0.0}, "strictly between 0 and 1"),
+                                           ({"precision": 0.9, "guarantee": 1.0}, "strictly between 0 and 1")])
+def test_bad_guarantees_are_refused(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        fit_team_thresholds(CONF, PRED, OK, TEAMS, **kwargs)

@@ -87,10 +87,12 @@ def split_scores(weights: Path, split: str, data: Path, router=None) -> SplitSco
 
 
 def fit_policy(fit: SplitScores, teams: Sequence[str], *, precision: float | None = None,
-               coverage: float | None = None, alpha: float, method: str = "lac") -> Policy:
-    """Team thresholds for the target and the conformal rule at α, both fitted on `fit` (valid)."""
+               coverage: float | None = None, alpha: float, method: str = "lac",
+               guarantee: float | None = None) -> Policy:
+    """Team thresholds for the target (with probability ≥ 1 − `guarantee` when given) and the conformal rule at α,
+    both fitted on `fit` (valid)."""
     thresholds = fit_team_thresholds(fit.confidence, fit.predicted, fit.correct, teams, precision=precision,
-                                     coverage=coverage, fitted_on=fit.name)
+                                     coverage=coverage, fitted_on=fit.name, guarantee=guarantee)
     conformal = fit_conformal(fit.probs, fit.y, alpha, method, fitted_on=fit.name)
     return Policy(thresholds, conformal, {"split": fit.name, "n": int(fit.y.size), "data_sha256": fit.data_sha256,
                                           "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -6,6 +6,15 @@
 # never auto-routed, and the fit says so with the best precision it could reach. For a target automation rate the
 # thresholds are those of the highest precision target that still auto-routes at least that share: the most precise
 # per-team policy at that rate (coverage only grows as the precision target falls, so a bisection finds it).
+#
+# The lowest threshold that reaches the target on valid is optimistic on new tickets: it stops exactly where valid's
+# precision touches the target, so about half the time the next split's falls below it. With `guarantee=δ` a
+# precision target is met with probability at least 1 − δ on tickets exchangeable with the fitted ones (Learn then
+# Test, Angelopoulos et al. 2021): per team, thresholds that auto-route its 5 %, 10 %, ... most confident tickets
+# are tested in that order, each with the exact binomial test of "precision < target" at level δ / teams
+# (Bonferroni over the teams, so every team's precision, and with it the overall precision, holds at once), and the
+# walk stops at the first one not rejected (fixed-sequence testing needs no correction over the thresholds; the grid
+# depends on the confidences only, so it is fixed before the labels are read).
 
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ from ticketnet.policy._checks import check_target, scores
 NEVER = float("inf")                     # the threshold of a team that is never auto-routed
 CONFIDENCE = 0.95                        # the bootstrap intervals' level
 _TOLERANCE = 1e-12                       # precision compared with the target: 49/50 is 0.98, not 0.97999...
+GUARANTEE_STEP = 0.05                    # a guaranteed fit tests a team's top 5 %, 10 %, ... of tickets in turn
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,26 @@ class _TeamCurve:
         reach = np.flatnonzero(self.precision >= precision - _TOLERANCE)
         return int(self.auto_routed[reach[-1]]) if reach.size else 0
 
+    def guaranteed_threshold(self, precision: float, level: float) -> float:
+        """The lowest threshold of the fixed-sequence binomial tests of "precision < `precision`" at `level`: the
+        team's tickets auto-routed in steps of GUARANTEE_STEP of them, most confident first (a grid that depends on
+        the confidences only, never on the labels), from the first step large enough to reject, stopping at the
+        first step whose test does not reject."""
+        from scipy.stats import binom
+
+        total = int(self.auto_routed[-1])
+        wanted = np.unique(np.ceil(np.arange(GUARANTEE_STEP, 1 + 1e-9, GUARANTEE_STEP) * total).astype(np.int64))
+        # Fewer tickets than this cannot reject even when all are right (precision^n > level): the walk starts at the
+        # first step that can, which is still decided by the counts alone.
+        wanted = wanted[wanted >= math.log(level) / math.log(precision)] if precision < 1 else wanted[:0]
+        steps = np.searchsorted(self.auto_routed, wanted)          # first distinct confidence holding that many
+        good = np.rint(self.precision[steps] * self.auto_routed[steps])
+        # P(at least `good` right of `auto_routed` | precision exactly the target): each step's p-value.
+        p_values = binom.sf(good - 1, self.auto_routed[steps], precision)
+        failed = np.flatnonzero(p_values > level)
+        last = (failed[0] if failed.size else steps.size) - 1
+        return float(self.thresholds[steps[last]]) if last >= 0 else NEVER
+
 
 def _team_curve(conf: np.ndarray, ok: np.ndarray) -> _TeamCurve:
     order = np.argsort(-conf, kind="stable")
@@ -81,11 +111,19 @@ def _predicted(predicted, n: int) -> np.ndarray:
 
 
 def fit_team_thresholds(confidence, predicted, correct, teams: Sequence[str], *, precision: float | None = None,
-                        coverage: float | None = None, fitted_on: str = "valid") -> TeamThresholds:
+                        coverage: float | None = None, fitted_on: str = "valid",
+                        guarantee: float | None = None) -> TeamThresholds:
     """One threshold per predicted team for exactly one target, fitted on the tickets given (valid): `precision`
-    (the auto-routed tickets' precision, per team and so overall) or `coverage` (the share auto-routed)."""
+    (the auto-routed tickets' precision, per team and so overall) or `coverage` (the share auto-routed).
+    `guarantee` δ (precision targets only): thresholds whose precision holds with probability ≥ 1 − δ on tickets
+    like the fitted ones, instead of the lowest ones that reach it on the fitted tickets."""
     if (precision is None) == (coverage is None):
         raise ValueError("give exactly one target: a precision (e.g. 0.98) or a coverage (e.g. 0.6)")
+    if guarantee is not None:
+        if precision is None:
+            raise ValueError("a guarantee applies to a precision target, not to an automation rate")
+        if not 0 < guarantee < 1:
+            raise ValueError(f"the guarantee's delta must lie strictly between 0 and 1, got {guarantee:g}")
     conf, ok = scores(confidence, correct)
     pred = _predicted(predicted, conf.size)
     unknown = sorted(set(np.unique(pred).tolist()) - set(teams))
@@ -130,6 +168,16 @@ def fit_team_thresholds(confidence, predicted, correct, teams: Sequence[str], *,
         messages.append(f"the thresholds of precision target {level:.4f} per team auto-route "
                         f"{coverage_at(level):.4f} of {fitted_on} (target {share:g})")
     thresholds = thresholds_at(level)
+    if guarantee is not None:
+        target["guarantee"] = float(guarantee)
+        team_level = guarantee / max(len(curves), 1)
+        thresholds = {t: (curves[t].guaranteed_threshold(level, team_level) if t in curves else NEVER)
+                      for t in teams}
+        unproven = [t for t in curves if math.isinf(thresholds[t])]
+        messages += [f"{t}: {fitted_on} cannot show precision {level:g} with probability {1 - guarantee:g} "
+                     f"(even its most confident tickets are too few or too often wrong); its tickets all go to a "
+                     f"person" for t in unproven]
+        reached = reached and not unproven
     auto = auto_routed(thresholds, conf, pred)
     fitted = {"split": fitted_on, "n": n, "coverage": float(auto.mean()),
               "precision": float(ok[auto].mean()) if auto.any() else None}
