@@ -28,6 +28,8 @@ TYPED = (
     "the discount code was not applied to order {n} and I paid full price",
 )
 CORPUS_WORDS = ("refund", "order", "card", "password", "parcel", "return", "charged", "account")
+PAGE_MARKS = {"Tickets": "Confusion matrix", "Heads": "Block 1: the", "Interpretation": "What each token does",
+              "Corpus": "What the router relies on, per team"}
 COUNT = re.compile(r"^([\d,]+) of ([\d,]+) tickets")
 
 
@@ -101,6 +103,18 @@ class Analyst:
     @property
     def script(self) -> list[Action]:
         return [a for a in SCRIPT if self.corpus or a.page != "Corpus"]
+
+    def entry_points(self) -> list[int]:
+        """Where in the script a session may start: each page change, entered by a new tab on that page."""
+        return [k for k, a in enumerate(self.script) if k == 0 or a.page != self.script[k - 1].page]
+
+    async def enter(self, page: str) -> Run:
+        """A new tab opened at /<page>?ticket=<one of the analyst's tickets> (a shared link, a bookmark)."""
+        ticket = self.rng.choice(self.tickets)
+        run = await self.session.open("" if page == "Tickets" else page.lower(), f"ticket={ticket}")
+        _expect(run.has_text(PAGE_MARKS[page]), f"the {page} page's first section")
+        _expect(query(self.session).get("ticket") == ticket, f"?ticket={ticket} kept in the URL")
+        return run
 
     # -- Tickets ---------------------------------------------------------------------------------------------
     async def open_tickets(self) -> Run:

@@ -164,6 +164,18 @@ def _has(message, name: str) -> bool:
     return name in message.DESCRIPTOR.fields_by_name
 
 
+def rerun_message(query: str = "", page_hash: str = "", page_name: str = "", states=()) -> bytes:
+    """The BackMsg a browser sends to run the script: its URL's query string, the page (script hash, or URL name
+    on a fresh load) and every widget value it holds."""
+    msg = BackMsg()
+    cs = msg.rerun_script
+    cs.query_string = query
+    cs.page_script_hash = page_hash
+    cs.page_name = page_name
+    cs.widget_states.widgets.extend(states)
+    return msg.SerializeToString()
+
+
 def table_frame(element):
     """A table element's rows as a pyarrow Table (the Arrow IPC stream the frontend draws)."""
     import pyarrow as pa
@@ -228,19 +240,24 @@ class Session:
         return await self._request(page_hash=self.page_hash, query=self.query_string, states=states)
 
     async def send_raw(self, data: bytes | str) -> None:
+        """Send a frame as it is (for fault tests: garbage, a request whose answer is never read)."""
         await self._ws.send(data)
+
+    async def receive_run(self) -> Run:
+        """Wait for the next run's script_finished without sending anything (ProtocolError if the socket closes)."""
+        return await self._collect(time.perf_counter())
+
+    @property
+    def close_code(self) -> int | None:
+        """The close code of the websocket once closed (1002: protocol error, as Streamlit answers garbage)."""
+        return None if self._ws is None else self._ws.close_code
 
     async def _request(self, page_hash: str, query: str, page_name: str = "",
                        states: dict[str, WidgetState] | None = None) -> Run:
-        msg = BackMsg()
-        cs = msg.rerun_script
-        cs.query_string = query
-        cs.page_script_hash = page_hash
-        cs.page_name = page_name
-        cs.widget_states.widgets.extend((states or {}).values())
+        data = rerun_message(query, page_hash, page_name, (states or {}).values())
         self.query_string = query                   # the URL the tab shows now; the app may rewrite it
         t0 = time.perf_counter()
-        await self._ws.send(msg.SerializeToString())
+        await self._ws.send(data)
         run = await self._collect(t0)
         # The tab keeps the values of the widgets the run drew (a trigger fires once), as the frontend does.
         drawn = run.widgets

@@ -74,38 +74,41 @@ async def analyst_loop(i: int, url: str, tally: Tally, start_at: float, deadline
     session = Session(url, timeout=args.step_timeout)
     analyst = Analyst(session, args.seed * 100_003 + i, tickets, corpus)
     script = analyst.script
-    k, connected = 0, False
+    entries = analyst.entry_points()
+    k = entries[i % len(entries)]                        # sessions start spread over the pages, each by a new tab
+    entering, connected = k != 0, False
     try:
         while time.monotonic() < deadline:
             began = time.monotonic()
             if not connected:
                 try:
                     await session.connect()
-                    connected, k = True, 0
+                    connected = True
                 except (OSError, ProtocolError, asyncio.TimeoutError) as exc:
                     tally.error("connect failed", f"session {i}: {exc!r}")
                     await asyncio.sleep(1)
                     continue
             action = script[k]
+            name = f"open {action.page} (new tab)" if entering else action.name
             try:
-                run = await action.run(analyst)
+                run = await (analyst.enter(action.page) if entering else action.run(analyst))
                 errors = run.errors()
                 if errors:
                     for e in errors:
-                        tally.error(e.split(":", 1)[0], f"session {i} {action.name}: {e}")
-                    k = 0
+                        tally.error(e.split(":", 1)[0], f"session {i} {name}: {e}")
+                    k, entering = 0, False
                 else:
-                    tally.outcomes.append(Outcome(action.name, action.page, run.seconds, began, run.reruns))
-                    k = (k + 1) % len(script)
+                    tally.outcomes.append(Outcome(name, action.page, run.seconds, began, run.reruns))
+                    k, entering = (k + 1) % len(script), False
                     analyst.loop += k == 0
             except ActionFailed as exc:
-                tally.error(exc.kind, f"session {i} {action.name}: {exc.detail}")
-                k = 0
+                tally.error(exc.kind, f"session {i} {name}: {exc.detail}")
+                k, entering = 0, False
             except ProtocolError as exc:
                 kind = "timeout" if "script_finished" in str(exc) else "disconnect"
-                tally.error(kind, f"session {i} {action.name}: {exc}")
+                tally.error(kind, f"session {i} {name}: {exc}")
                 await session.close()
-                connected = False
+                k, entering, connected = 0, False, False
             next_at = began + args.action_interval * rng.uniform(0.5, 1.5)
             await asyncio.sleep(max(0.0, min(next_at, deadline) - time.monotonic()))
     finally:
