@@ -148,3 +148,16 @@ def test_the_runner_and_its_capacity_steps_write_their_reports(live_server, tmp_
     assert [s["sessions"] for s in steps["steps"]] == [1, 2] and steps["capacity"] == 2
     assert all("load_average_before" in s and s["by_page"] for s in steps["steps"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["capacity.json", "load.json"]   # no temporary file left
+
+
+@pytest.mark.load
+def test_the_cost_per_action_is_measured_for_every_action(live_server):
+    from ticketnet.bench.load.run import cost_per_action
+
+    c = run(cost_per_action(live_server.url, live_server.proc.pid, 1, corpus=False))
+    names = [a.name for a in Analyst(None, 0, [], corpus=False).script]
+    assert list(c["per_action"]) == names
+    assert all(v["n"] == 1 and v["wall_s_median"] > 0 and v["cpu_s_median"] >= 0 for v in c["per_action"].values())
+    # the ticket's first Interpretation (removal effects, gradients, ERASER) costs more than a filter of the table
+    assert c["per_action"]["open Interpretation"]["cpu_s_median"] > c["per_action"]["filter Tickets"]["cpu_s_median"]
+    assert c["idle_cpu_s_per_s"] >= 0 and len(c["load_average_before"]) == 3
