@@ -21,7 +21,8 @@ bench: $(VENV)/.dev-deps chromium
 
 # On demand (about 2.5 min): 20 virtual analysts, each one Streamlit session on its own websocket (no browser), one
 # action every 10 s each for 120 s against a real server; exits 1 on any error. The Corpus page needs a scan: made
-# first (make corpus-demo) if there is none. Figures in docs/performance.md; the heavy fault tests: pytest -m load tests/load.
+# first (make corpus-demo) if there is none. Figures in docs/performance.md. The heavy fault tests (50 sessions at
+# once, the runner end to end): pytest -m load tests/load.
 load-test: $(VENV)/.dev-deps
 	@test -f artifacts/scans/shipped/summary.json || $(MAKE) corpus-demo
 	$(BIN)/python -m ticketnet.bench.load.run --sessions 20 --seconds 120

@@ -1,4 +1,4 @@
-"""One Streamlit session over its own websocket (/_stcore/stream): script reruns, widget values, what the server sends back."""
+"""One Streamlit session over its own websocket (/_stcore/stream): reruns, widget values, what the server sends."""
 
 # What a browser does, without the browser: it opens ws://HOST/_stcore/stream offering the subprotocol "streamlit"
 # (the frontend puts its XSRF token and a session id to resume in the same header; neither is needed to run the
@@ -118,9 +118,9 @@ class Run:
         for kind, el in self.elements.values():
             wid = getattr(el, "id", "") if _has(el, "id") else ""
             if wid:
-                options = [getattr(o, "content", o) for o in getattr(el, "options", [])] if _has(el, "options") else []
-                out[wid] = Widget(wid, kind, getattr(el, "label", "") if _has(el, "label") else "",
-                                  getattr(el, "form_id", "") if _has(el, "form_id") else "", [str(o) for o in options], el)
+                options = [str(getattr(o, "content", o)) for o in (el.options if _has(el, "options") else [])]
+                out[wid] = Widget(wid, kind, el.label if _has(el, "label") else "",
+                                  el.form_id if _has(el, "form_id") else "", options, el)
         return out
 
     def widget(self, kind: str, label: str = "", key: str = "") -> Widget:

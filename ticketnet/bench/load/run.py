@@ -341,13 +341,13 @@ def print_step(r: dict) -> None:
           f"(machine {r['machine_busy_fraction']:.0%} busy)")
     if srv:
         print(f"  server: {srv['cpu_s']:.1f} CPU s = {srv['cpu_s_per_s']:.2f} CPU s per s; memory "
-              f"{srv['rss_mb_before']:.0f} MB before, {srv['rss_mb_peak_sampled']:.0f} MB peak, {srv['rss_mb_end']:.0f} MB "
-              "at the end")
-    print(f"  {'':22} {'n':>5} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+              f"{srv['rss_mb_before']:.0f} MB before, {srv['rss_mb_peak_sampled']:.0f} MB peak, "
+              f"{srv['rss_mb_end']:.0f} MB at the end")
+    print(f"  {'':32} {'n':>5} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
     rows = [("all actions", r["action_s"])] + [(f"page {p}", v) for p, v in r["by_page"].items()] + \
         [(f"  {a}", v) for a, v in r["by_action"].items()]
     for name, v in rows:
-        print(f"  {name:22} {v['n']:>5} {_s(v['p50'])} {_s(v['p95'])} {_s(v['max'])}")
+        print(f"  {name:32} {v['n']:>5} {_s(v['p50'])} {_s(v['p95'])} {_s(v['max'])}")
     print(f"  p95 ≤ target on every page, no error: {'yes' if r['meets_target'] else 'no'}")
     for s in r["error_samples"][:10]:
         print("  !", s)
