@@ -147,6 +147,8 @@ def test_the_runner_and_its_capacity_steps_write_their_reports(live_server, tmp_
     steps = json.loads(cap.read_text())
     assert [s["sessions"] for s in steps["steps"]] == [1, 2] and steps["capacity"] == 2
     assert all("load_average_before" in s and s["by_page"] for s in steps["steps"])
+    assert [c["sessions"] for c in steps["curve"]] == [1, 2]
+    assert all(c["p95_s"] >= c["p50_s"] > 0 for c in steps["curve"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["capacity.json", "load.json"]   # no temporary file left
 
 

@@ -249,13 +249,18 @@ async def one_run(args, sessions: int, log: Path) -> dict:
 def capacity(args, log: Path) -> dict:
     """Step the number of analysts from --start by --step to --max (a fresh server each step); the capacity is the
     largest count whose step and every smaller one met the target. Stops at the first step that misses it unless
-    --keep-going. The report is rewritten (atomically) after every step."""
+    --keep-going. The report (every step, and the curve of p50 / p95 against analysts) is rewritten atomically
+    after every step."""
     out: dict = {"target_p95_s": args.target_p95, "action_interval_s": args.action_interval,
-                 "seconds_per_step": args.seconds, "steps": [], "capacity": None,
+                 "seconds_per_step": args.seconds, "steps": [], "curve": [], "capacity": None,
                  "note": "figures from a loaded machine are not capacity figures: compare load_average to the cores"}
     for n in range(args.start, args.max + 1, args.step):
         step = asyncio.run(one_run(args, n, log))
         out["steps"].append(step)
+        out["curve"] = [{"sessions": s["sessions"], "p50_s": s["action_s"]["p50"], "p95_s": s["action_s"]["p95"],
+                         "p95_s_by_page": {p: v["p95"] for p, v in s["by_page"].items()}, "errors": s["errors"],
+                         "server_cpu_s_per_s": s.get("server", {}).get("cpu_s_per_s"),
+                         "load_average_before": s["load_average_before"][0]} for s in out["steps"]]
         if step["meets_target"] and out["capacity"] == (out["steps"][-2]["sessions"] if len(out["steps"]) > 1
                                                         else None):
             out["capacity"] = n
@@ -379,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"${SCANS_ENV} for a started server (default: {scans_dir()}); without a finished scan there "
                          "the analysts skip the Corpus page (make corpus-demo makes one)")
     ap.add_argument("--cache", help="TICKETNET_CACHE for a started server (default: the dashboard's own)")
-    ap.add_argument("--no-corpus", action="store_true", help="leave the Corpus page out of the script")
+    ap.add_argument("--no-corpus", action="store_true", help="leave the Corpus page out of the script (with --url: "
+                                                             "when that server has no finished scan)")
     ap.add_argument("--no-warm-up", action="store_true", help="time the first loop on a fresh server too")
     ap.add_argument("--capacity", action="store_true", help="step the number of analysts (--start/--step/--max)")
     ap.add_argument("--start", type=int, default=10)
