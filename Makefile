@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test test-fast bench load-test chromium clean corpus-demo bench-corpus
+.PHONY: run test test-fast bench load-test load-test-browser capacity chromium clean corpus-demo bench-corpus
 
 run: $(VENV)/.run-deps
 	$(BIN)/python -m dashboard --server.port $(PORT)
@@ -14,14 +14,27 @@ test: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.dev-deps
-	$(BIN)/python -m pytest -m "not browser"
+	$(BIN)/python -m pytest -m "not browser and not load"
 
 bench: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m ticketnet bench
 
-# On demand (about 3.5 min): 20 concurrent browser sessions against a real server; figures in docs/performance.md.
-load-test: $(VENV)/.dev-deps chromium
-	$(BIN)/python -m tests.load.load_test --sessions 20 --seconds 120
+# On demand (about 2.5 min): 20 virtual analysts, each one Streamlit session on its own websocket (no browser), one
+# action every 10 s each for 120 s against a real server; exits 1 on any error. The Corpus page needs a scan: made
+# first (make corpus-demo) if there is none. Figures in docs/performance.md. The heavy fault tests (50 sessions at
+# once, the runner end to end): pytest -m load tests/load.
+load-test: $(VENV)/.dev-deps
+	@test -f artifacts/scans/shipped/summary.json || $(MAKE) corpus-demo
+	$(BIN)/python -m ticketnet.bench.load.run --sessions 20 --seconds 120
+
+# The second, smaller check that pages really draw: 8 concurrent Chromium sessions for 60 s (about 2 min).
+load-test-browser: $(VENV)/.dev-deps chromium
+	$(BIN)/python -m tests.load.load_test --sessions 8 --seconds 60
+
+# On a quiet machine only (about 10-15 min): step the analysts 10, 20, ... 80 until p95 > 1 s on a page.
+capacity: $(VENV)/.dev-deps
+	@test -f artifacts/scans/shipped/summary.json || $(MAKE) corpus-demo
+	$(BIN)/python -m ticketnet.bench.load.run --capacity --start 10 --step 10 --max 80 --action-interval 10 --seconds 120
 
 $(VENV)/.run-deps: requirements.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

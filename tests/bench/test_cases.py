@@ -115,6 +115,8 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
         c = cold[f"python -m dashboard: {page}, {cached}"]
         assert c["page_drawn_s"] > c["server_healthy_s"] > 0
     assert report["efficient_attention"]["max_diff_vs_readable"] < 1e-5
+    cost = report["server_cost_per_action"]["per_action"]
+    assert cost["open Interpretation"]["cpu_s_median"] > 0 and cost["open Heads"]["wall_s_median"] > 0
 
 
 def test_interventions_case_reports_every_timing_and_ratio(router, valid_rows):

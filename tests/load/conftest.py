@@ -1,2 +1,54 @@
-# tests/load/ holds the on-demand load test, a script run by `make load-test`; pytest collects nothing here.
+# tests/load/: the browser-free load client's tests on one real server (test_client.py, test_faults.py), the heavy
+# ones marked `load` and skipped unless asked for (`pytest -m load tests/load`), and load_test.py, the browser
+# load test, a script run by `make load-test-browser` that pytest does not collect.
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
 collect_ignore = ["load_test.py"]
+
+
+def pytest_collection_modifyitems(config, items):
+    if "load" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="a heavy load test: run with `pytest -m load tests/load`")
+    for item in items:
+        if item.get_closest_marker("load"):
+            item.add_marker(skip)
+
+
+@dataclass
+class LiveServer:
+    url: str
+    proc: subprocess.Popen
+    log: Path
+    scans: Path                  # its $TICKETNET_SCANS: empty until a test puts a scan there (`with_scan`)
+
+    def with_scan(self, scan: Path) -> None:
+        """Make `scan` one of the server's corpus scans (the Corpus page lists the folder on every run)."""
+        link = self.scans / scan.name
+        if not link.exists():
+            link.symlink_to(scan, target_is_directory=True)
+
+
+@pytest.fixture(scope="session")
+def live_server(artifacts, tmp_path_factory):
+    """One real dashboard server for the load tests, with its own cache and scans folders."""
+    from ticketnet.bench.load.server import dashboard_server
+
+    log = tmp_path_factory.mktemp("load_server") / "server.log"
+    scans = tmp_path_factory.mktemp("load_scans")
+    env = {"TICKETNET_CACHE": str(tmp_path_factory.mktemp("load_cache")), "TICKETNET_SCANS": str(scans),
+           "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
+    with dashboard_server(log, env) as (url, proc):
+        yield LiveServer(url, proc, log, scans)
+
+
+def run(coro):
+    """Run one coroutine to its end (the tests are plain functions; the client is asyncio)."""
+    return asyncio.run(coro)

@@ -1,6 +1,6 @@
 """Load test: many browser sessions at once against one real `streamlit run dashboard/app.py` server.
 
-    .venv/bin/python -m tests.load.load_test --sessions 20 --seconds 120        (or: make load-test)
+    .venv/bin/python -m tests.load.load_test --sessions 8 --seconds 60        (or: make load-test-browser)
 
 Starts the server on a free localhost port, launches one Debian chromium (Playwright) and opens one browser
 context per session, so every session is a separate Streamlit session with its own cookies and websocket. For
@@ -41,6 +41,8 @@ from urllib.parse import urlparse
 ROOT = Path(__file__).resolve().parents[2]
 
 from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from ticketnet.bench.load.procfs import cpu_s, machine_busy, tree, tree_rss_mb  # noqa: E402
+from ticketnet.bench.load.procfs import status_kb as _status_kb  # noqa: E402
 
 ARTIFACTS = ROOT / "artifacts"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
@@ -95,43 +97,7 @@ TYPED = [
 ]
 
 
-# -- memory ----------------------------------------------------------------------------------------------------
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
-    return out
-
-
-def _status_kb(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def tree(pid: int) -> set[int]:
-    """A process and all its descendants."""
-    seen, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        if p not in seen:
-            seen.add(p)
-            todo += _children(p)
-    return seen
-
-
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants, in MB."""
-    return sum(_status_kb(p, "VmRSS") for p in tree(pid)) / 1024
-
-
+# -- memory ---------------------------------------------------------------------------------------------------
 def browser_pids(driver_pid: int, server_pid: int) -> set[int]:
     """This script's processes but the server's, and every chromium process of the same profile (chromium's zygote
     forks renderers that are not all children of the browser process)."""
@@ -152,25 +118,6 @@ def browser_pids(driver_pid: int, server_pid: int) -> set[int]:
             if any(f"--user-data-dir={d}" in cmd for d in dirs):
                 ours.add(int(proc.name))
     return ours
-
-
-def machine_busy() -> tuple[int, int]:
-    """(busy, total) jiffies of the whole machine so far, from /proc/stat."""
-    v = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = v[3] + (v[4] if len(v) > 4 else 0)
-    return sum(v) - idle, sum(v)
-
-
-def cpu_s(pids) -> float:
-    """CPU seconds (user + system) the processes have used so far."""
-    total = 0
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def sample_memory(pid: int, samples: list[tuple[float, float]], stop: asyncio.Event, t0: float) -> None:

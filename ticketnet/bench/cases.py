@@ -366,6 +366,15 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}; first visit to block 2 "
         f"{w['block_first_ms']:.0f}), no model call; Interpretation target "
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
+    from ticketnet.bench.load.run import server_cost
+
+    sc = server_cost(loops=1 if quick else 3)
+    report["server_cost_per_action"] = sc
+    log(f"server cost per action, one session on a real server ({sc['loops']} loops on fresh tickets; load average "
+        f"{sc['load_average_before'][0]:.2f}): " + ", ".join(
+            f"{name} {v['cpu_s_median']:.2f} s CPU / {v['wall_s_median']:.2f} s" for name, v in sc["per_action"].items())
+        + f"; median action {sc['median_action_cpu_s']:.3f} s CPU" + ("" if sc["corpus"] else " (no corpus scan: "
+                                                                      "Corpus not timed; make corpus-demo)"))
     c = cold_starts(1, launchers=("python -m dashboard",)) if quick else cold_starts(3)
     report["cold_start"] = c
     log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(

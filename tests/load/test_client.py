@@ -1,0 +1,165 @@
+"""The browser-free load client: its protocol against a real server, its analyst script, its timings, its refusals."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from tests.load.conftest import run
+from ticketnet.bench.load import procfs
+from ticketnet.bench.load.actions import ActionFailed, Analyst, split_tickets
+from ticketnet.bench.load.protocol import Session, Widget, stream_url
+from ticketnet.bench.load.run import drive, main, meets_target, pct
+from ticketnet.bench.load.server import tracebacks
+
+
+@pytest.mark.parametrize("url", ["http://example.com:8501", "http://10.1.2.3:8501", "http://0.0.0.0:8501",
+                                 "https://localhost:8501", "http://192.168.0.7", "localhost.example.org:80"])
+def test_a_non_loopback_url_is_refused(url):
+    with pytest.raises(ValueError, match="loopback|only plain"):
+        stream_url(url)
+
+
+@pytest.mark.parametrize("url, ws", [("http://localhost:8501", "ws://localhost:8501/_stcore/stream"),
+                                     ("127.0.0.1:9000/", "ws://127.0.0.1:9000/_stcore/stream"),
+                                     ("http://127.8.0.1:80/base/", "ws://127.8.0.1:80/base/_stcore/stream"),
+                                     ("http://[::1]:8501", "ws://[::1]:8501/_stcore/stream")])
+def test_a_loopback_url_gives_the_stream_address(url, ws):
+    assert stream_url(url) == ws
+
+
+def test_the_runner_refuses_a_non_loopback_url(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--url", "http://203.0.113.5:8501", "--sessions", "1", "--seconds", "1"])
+    assert exc.value.code == 2
+    assert "not a loopback address" in capsys.readouterr().err
+
+
+def test_widget_states_are_what_a_browser_sends():
+    box = Widget("$$ID-1-team", "selectbox", "Team", "", ["any", "payments", "delivery"], None)
+    assert box.state(2).string_value == "delivery"
+    assert box.state("payments").string_value == "payments"
+    with pytest.raises(ValueError, match="none of the options"):
+        box.state("returns")
+    toggle = Widget("$$ID-2-misrouted", "checkbox", "Misrouted only", "", [], None)
+    assert toggle.state(True).WhichOneof("value") == "bool_value" and toggle.state(True).bool_value
+    table = Widget("$$ID-3-t", "dataframe", "", "", [], None)
+    assert json.loads(table.state({"selection": {"rows": [4]}}).string_value) == {"selection": {"rows": [4]}}
+    assert Widget("$$ID-4-b", "button", "Go", "f", [], None).state(None).trigger_value
+    with pytest.raises(ValueError, match="not supported"):
+        Widget("$$ID-5-u", "file_uploader", "File", "", [], None).state(b"x")
+
+
+def test_percentiles_and_the_target():
+    assert pct([], 0.95) is None
+    assert pct([3.0, 1.0, 2.0], 0.5) == 2.0 and pct([float(i) for i in range(101)], 0.95) == 95.0
+    step = {"errors": 0, "by_page": {"Tickets": {"n": 3, "p95": 0.4}, "Heads": {"n": 2, "p95": 0.9}}}
+    assert meets_target(step, 1.0)
+    assert not meets_target({**step, "errors": 1}, 1.0)
+    assert not meets_target({**step, "by_page": {**step["by_page"], "Corpus": {"n": 0, "p95": None}}}, 1.0)
+    assert not meets_target(step, 0.5)
+
+
+def test_one_session_on_a_real_server_sees_its_run_and_its_rerun(live_server):
+    url = live_server.url
+
+    async def go():
+        async with Session(url, timeout=120) as s:
+            first = await s.open("", "ticket=T-65052")
+            assert first.status == "finished" and first.errors() == []
+            assert first.seconds > 0
+            assert {"Tickets", "Heads", "Interpretation", "Corpus", "heads"} <= set(s.pages)
+            assert s.page_hash == s.pages["Tickets"]
+            assert first.has_text("Confusion matrix")
+            assert any(t.startswith("1500 of 1500 tickets") for t in first.texts())
+            toggle = first.widget("checkbox", "Misrouted only")
+            assert toggle.id.endswith("-misrouted")
+            again = await s.rerun((toggle, True))
+            assert again.status == "finished" and again.errors() == []
+            shown = next(t for t in again.texts() if " of 1500 tickets" in t)
+            assert int(shown.split()[0]) < 1500
+            assert "misrouted=1" in s.query_string and "ticket=T-65052" in s.query_string
+            assert s.values[toggle.id].bool_value                     # the tab keeps it for its next rerun
+            heads = await s.switch_page("Heads")
+            assert heads.has_text("Block 1: the 4 heads") and "ticket=T-65052" in s.query_string
+            with pytest.raises(LookupError, match="the run drew"):
+                heads.widget("checkbox", "Misrouted only")
+
+    run(go())
+
+
+@pytest.mark.load
+def test_the_analyst_script_runs_every_action_and_checks_it(live_server, full_scan):
+    live_server.with_scan(full_scan)
+    url, log = live_server.url, live_server.log
+    start = log.stat().st_size
+
+    async def go():
+        done = []
+        async with Session(url, timeout=120) as s:
+            analyst = Analyst(s, 3, list(split_tickets()), corpus=True)
+            for action in analyst.script:
+                r = await action.run(analyst)
+                assert r.errors() == [], action.name
+                done.append(action.name)
+            # a check can fail: on the Corpus page there is no tickets table to pick from
+            with pytest.raises(ActionFailed, match="the tickets table"):
+                await analyst.pick_ticket()
+            entered = await analyst.enter("Interpretation")
+            assert entered.has_text("What each token does")
+        return done
+
+    done = run(go())
+    assert done == [a.name for a in Analyst(None, 0, [], corpus=True).script]
+    assert len(done) == 11 and tracebacks(log, start) == []
+
+
+@pytest.mark.load
+def test_a_short_drive_times_each_action_and_samples_the_server(live_server):
+    url, proc, log = live_server.url, live_server.proc, live_server.log
+    args = argparse.Namespace(seconds=6.0, action_interval=0.5, ramp=0.0, step_timeout=120.0, seed=5,
+                              target_p95=60.0, no_corpus=True, url=url, scans="")
+    cpu_before = procfs.tree_cpu_s(proc.pid)
+    report = run(drive(url, proc.pid, 1, args, log))
+    assert report["errors"] == 0, report["error_samples"]
+    assert report["actions"] >= 3
+    assert all(v["n"] and 0 < v["p50"] <= v["max"] for v in report["by_action"].values())
+    assert report["action_s"]["n"] == report["actions"]
+    assert 0 < report["server"]["cpu_s"] <= procfs.tree_cpu_s(proc.pid) - cpu_before + 0.05
+    assert report["server"]["rss_mb_peak_sampled"] >= report["server"]["rss_mb_before"] > 50
+    assert len(report["load_average_before"]) == 3
+
+
+@pytest.mark.load
+def test_the_runner_and_its_capacity_steps_write_their_reports(live_server, tmp_path):
+    url = live_server.url
+    out = tmp_path / "load.json"
+    common = ["--url", url, "--seconds", "8", "--action-interval", "1", "--no-corpus", "--step-timeout", "120"]
+    assert main([*common, "--sessions", "2", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["sessions"] == 2 and report["errors"] == 0 and report["actions"] >= 2
+    assert report["server"]["pid"] == live_server.proc.pid and report["warm_up_errors"] == []
+    cap = tmp_path / "capacity.json"
+    assert main([*common, "--capacity", "--start", "1", "--step", "1", "--max", "2", "--target-p95", "60",
+                 "--out", str(cap)]) == 0
+    steps = json.loads(cap.read_text())
+    assert [s["sessions"] for s in steps["steps"]] == [1, 2] and steps["capacity"] == 2
+    assert all("load_average_before" in s and s["by_page"] for s in steps["steps"])
+    assert [c["sessions"] for c in steps["curve"]] == [1, 2]
+    assert all(c["p95_s"] >= c["p50_s"] > 0 for c in steps["curve"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["capacity.json", "load.json"]   # no temporary file left
+
+
+@pytest.mark.load
+def test_the_cost_per_action_is_measured_for_every_action(live_server):
+    from ticketnet.bench.load.run import cost_per_action
+
+    c = run(cost_per_action(live_server.url, live_server.proc.pid, 1, corpus=False))
+    names = [a.name for a in Analyst(None, 0, [], corpus=False).script]
+    assert list(c["per_action"]) == names
+    assert all(v["n"] == 1 and v["wall_s_median"] > 0 and v["cpu_s_median"] >= 0 for v in c["per_action"].values())
+    # the ticket's first Interpretation (removal effects, gradients, ERASER) costs more than a filter of the table
+    assert c["per_action"]["open Interpretation"]["cpu_s_median"] > c["per_action"]["filter Tickets"]["cpu_s_median"]
+    assert c["idle_cpu_s_per_s"] >= 0 and len(c["load_average_before"]) == 3

@@ -1,0 +1,100 @@
+"""The server under faulty clients: a session gone mid-run, garbage on the websocket, many sessions opened at once."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from tests.load.conftest import run
+from ticketnet.bench.load.actions import split_tickets
+from ticketnet.bench.load.protocol import ProtocolError, Session, rerun_message
+from ticketnet.bench.load.server import healthy, tracebacks
+
+
+async def still_serves(url: str, ticket: str) -> None:
+    """The health endpoint answers and a fresh session runs the Heads page of `ticket` to its end, cleanly."""
+    assert healthy(url)
+    async with Session(url, timeout=180) as s:
+        r = await s.open("heads", f"ticket={ticket}")
+        assert r.errors() == [] and r.has_text("Block 1: the")
+        assert f"ticket={ticket}" in s.query_string
+
+
+def test_a_session_that_disconnects_mid_run_leaves_the_server_serving(live_server):
+    url, log = live_server.url, live_server.log
+    start = log.stat().st_size
+    tickets = sorted(split_tickets())
+
+    async def go():
+        async with Session(url, timeout=180) as s:
+            await s.open("", f"ticket={tickets[11]}")
+            # the heaviest page on a ticket nobody opened yet, and gone before its run can finish
+            await s.send_raw(rerun_message(f"ticket={tickets[12]}", s.pages["Interpretation"]))
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        await still_serves(url, tickets[13])
+
+    run(go())
+    assert live_server.proc.poll() is None
+    assert tracebacks(log, start) == []
+
+
+def test_garbage_on_the_websocket_closes_that_socket_only(live_server):
+    url, log = live_server.url, live_server.log
+    start = log.stat().st_size
+    tickets = sorted(split_tickets())
+
+    async def go():
+        async with Session(url, timeout=180) as neighbour:
+            await neighbour.open("", f"ticket={tickets[21]}")
+            codes = []
+            for garbage in (random.Random(7).randbytes(300), b"\xff" * 40, "a text frame, not a protobuf"):
+                async with Session(url, timeout=60) as bad:
+                    await bad.send_raw(garbage)
+                    with pytest.raises(ProtocolError, match="closed"):
+                        await bad.receive_run()
+                    codes.append(bad.close_code)
+            # undecodable frames: closed with 1002 (protocol error); a text frame: dropped without a close frame (1006)
+            assert codes[:2] == [1002, 1002] and codes[2] is not None
+            # the neighbour's session was not touched
+            toggle = neighbour.last.widget("checkbox", "Misrouted only")
+            r = await neighbour.rerun((toggle, True))
+            assert r.errors() == [] and "misrouted=1" in neighbour.query_string
+        await still_serves(url, tickets[22])
+
+    run(go())
+    assert live_server.proc.poll() is None
+    # Streamlit logs each refused frame with its traceback; none comes from the app's own code
+    with open(log, "rb") as fh:
+        fh.seek(start)
+        logged = fh.read().decode(errors="replace")
+    assert logged.count("Error deserializing back message") == 2
+    # a text frame: Streamlit 1.67 meant to refuse it, but its receive fails first (KeyError 'bytes' under uvicorn),
+    # logged as "Exception in ASGI application"; the socket is dropped and its session disconnected all the same
+    assert "Exception in ASGI application" in logged
+    assert "/dashboard/" not in logged and "/pages/" not in logged
+
+
+@pytest.mark.load
+def test_fifty_sessions_opened_at_once(live_server):
+    url, log = live_server.url, live_server.log
+    start = log.stat().st_size
+    tickets = sorted(split_tickets())[100:150]
+
+    async def one(ticket: str):
+        async with Session(url, timeout=600) as s:
+            r = await s.open("", f"ticket={ticket}")
+            return r.errors(), f"ticket={ticket}" in s.query_string, r.seconds
+
+    async def go():
+        results = await asyncio.gather(*(one(t) for t in tickets))
+        await still_serves(url, tickets[0])
+        return results
+
+    results = run(go())
+    assert [e for e, _, _ in results if e] == []
+    assert all(kept for _, kept, _ in results)
+    assert live_server.proc.poll() is None
+    assert tracebacks(log, start) == []

@@ -1,0 +1,96 @@
+"""A process tree's CPU time and resident memory, the machine's busy time and load average, read from Linux's /proc."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def status_kb(pid: int, field: str) -> int:
+    """A kB figure of /proc/PID/status (VmRSS, VmHWM), 0 if the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree(pid: int) -> set[int]:
+    """A process and all its descendants."""
+    seen, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo += _children(p)
+    return seen
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants, in MB."""
+    return sum(status_kb(p, "VmRSS") for p in tree(pid)) / 1024
+
+
+def cpu_s(pids) -> float:
+    """CPU seconds (user + system, every thread) the processes have used so far."""
+    total = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its living descendants so far."""
+    return cpu_s(tree(pid))
+
+
+def machine_busy() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far, from /proc/stat."""
+    v = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    return sum(v) - idle, sum(v)
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages, as every figure of a run is reported beside them."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def listening_pid(port: int) -> int | None:
+    """The process listening on TCP `port` on this machine (found by its socket's inode), None if none of ours."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{cols[9]}]")
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                if os.readlink(fd) in inodes:
+                    return int(proc.name)
+        except OSError:
+            continue
+    return None

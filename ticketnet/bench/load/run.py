@@ -1,0 +1,443 @@
+"""Browser-free load on a real dashboard server: many virtual analysts, the server's cost per action, capacity steps.
+
+    python -m ticketnet.bench.load.run --sessions 20 --seconds 120            (make load-test)
+    python -m ticketnet.bench.load.run --cost --loops 5                      one session, no contention
+    python -m ticketnet.bench.load.run --capacity --start 10 --step 10 --max 80 --action-interval 10
+
+Each virtual analyst is one Streamlit session on its own websocket (ticketnet.bench.load.protocol), following the
+seeded script of ticketnet.bench.load.actions: one action every `--action-interval` seconds on average (each start
+0.5-1.5 intervals after the previous one started, or at once when that one took longer), sessions starting evenly
+over `--ramp` seconds. An action's time runs from its message sent to its script run finished. Errors: an exception
+or error panel in a run, a check that failed (the action's outcome not on the page), a run that did not finish
+within `--step-timeout`, a lost websocket, a traceback in the server log, the server gone. The server (its process
+tree) is sampled from /proc every 0.5 s: CPU seconds and resident memory. Every figure comes with the machine's
+load average, before and after.
+
+Without `--url` a fresh server is started on a free localhost port for each run (each capacity step), and warmed
+by one untimed analyst loop. With `--url`, the server there is driven (loopback only; its process is found by the
+port it listens on, for the CPU and memory figures). Bounded: no new action after `--seconds`, each action has a
+timeout, the run a hard deadline. JSON reports are written atomically (default under artifacts/load/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ticketnet._runtime.atomic import write_atomic
+from ticketnet.bench.load import procfs
+from ticketnet.bench.load.actions import PAGES, ActionFailed, Analyst, Outcome, Tally, split_tickets
+from ticketnet.bench.load.protocol import ProtocolError, Session, stream_url
+from ticketnet.bench.load.server import dashboard_server, tracebacks
+from ticketnet.paths import ROOT, SCANS_ENV, scans_dir
+
+ARTIFACTS = ROOT / "artifacts" / "load"
+TARGET_P95_S = 1.0
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (None without values)."""
+    if not values:
+        return None
+    xs = sorted(values)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+def summary(values: list[float]) -> dict:
+    return {"n": len(values), "p50": pct(values, 0.5), "p95": pct(values, 0.95),
+            "max": max(values) if values else None}
+
+
+def finished_scan(root: Path) -> bool:
+    """Whether the Corpus page has a finished scan to open under `root` (else the analysts skip Corpus)."""
+    from ticketnet.corpus.query import is_scan
+
+    return root.is_dir() and any(p.is_dir() and is_scan(p) for p in root.iterdir())
+
+
+# -- one analyst -----------------------------------------------------------------------------------------------
+async def analyst_loop(i: int, url: str, tally: Tally, start_at: float, deadline: float, args,
+                       tickets: list[str], corpus: bool) -> None:
+    """One session following the script until `deadline`; a failed action starts the script again from a fresh
+    open of Tickets (a lost websocket: from a new session)."""
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    rng = random.Random(args.seed * 100_003 + i)
+    session = Session(url, timeout=args.step_timeout)
+    analyst = Analyst(session, args.seed * 100_003 + i, tickets, corpus)
+    script = analyst.script
+    entries = analyst.entry_points()
+    k = entries[i % len(entries)]                        # sessions start spread over the pages, each by a new tab
+    entering, connected = k != 0, False
+    try:
+        while time.monotonic() < deadline:
+            began = time.monotonic()
+            if not connected:
+                try:
+                    await session.connect()
+                    connected = True
+                except (OSError, ProtocolError, asyncio.TimeoutError) as exc:
+                    tally.error("connect failed", f"session {i}: {exc!r}")
+                    await asyncio.sleep(1)
+                    continue
+            action = script[k]
+            name = f"open {action.page} (new tab)" if entering else action.name
+            try:
+                run = await (analyst.enter(action.page) if entering else action.run(analyst))
+                errors = run.errors()
+                if errors:
+                    for e in errors:
+                        tally.error(e.split(":", 1)[0], f"session {i} {name}: {e}")
+                    k, entering = 0, False
+                else:
+                    tally.outcomes.append(Outcome(name, action.page, run.seconds, began, run.reruns))
+                    k, entering = (k + 1) % len(script), False
+                    analyst.loop += k == 0
+            except ActionFailed as exc:
+                tally.error(exc.kind, f"session {i} {name}: {exc.detail}")
+                k, entering = 0, False
+            except ProtocolError as exc:
+                kind = "timeout" if "script_finished" in str(exc) else "disconnect"
+                tally.error(kind, f"session {i} {name}: {exc}")
+                await session.close()
+                k, entering, connected = 0, False, False
+            next_at = began + args.action_interval * rng.uniform(0.5, 1.5)
+            await asyncio.sleep(max(0.0, min(next_at, deadline) - time.monotonic()))
+    finally:
+        await session.close()
+
+
+async def sample(pid: int, samples: list[tuple[float, float, float]], stop: asyncio.Event) -> None:
+    """(monotonic time, tree RSS MB, tree CPU s) every 0.5 s until `stop`."""
+    while not stop.is_set():
+        samples.append((time.monotonic(), procfs.tree_rss_mb(pid), procfs.tree_cpu_s(pid)))
+        try:
+            await asyncio.wait_for(stop.wait(), 0.5)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def warm_up(url: str, tickets: list[str], corpus: bool, timeout: float) -> list[str]:
+    """One untimed loop of the script (imports, the model, the split's tables): what a server that has run a while
+    has done. Returns the errors it met."""
+    errors = []
+    async with Session(url, timeout=timeout) as session:
+        analyst = Analyst(session, 0, tickets, corpus)
+        for action in analyst.script:
+            try:
+                run = await action.run(analyst)
+                errors += [f"warm-up {action.name}: {e}" for e in run.errors()]
+            except (ActionFailed, ProtocolError) as exc:
+                errors.append(f"warm-up {action.name}: {exc}")
+                break
+    return errors
+
+
+async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None = None) -> dict:
+    """`sessions` analysts for `args.seconds` against the server at `url` (process `pid`); the step's report."""
+    tickets = list(split_tickets())
+    corpus = not args.no_corpus and (args.url is not None or finished_scan(Path(args.scans)))
+    log_start = log.stat().st_size if log and log.is_file() else 0
+    tally = Tally()
+    samples: list[tuple[float, float, float]] = []
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(sample(pid, samples, stop)) if pid else None
+    load_before = procfs.load_average()
+    busy0 = procfs.machine_busy()
+    rss_idle = procfs.tree_rss_mb(pid) if pid else None
+    cpu0 = procfs.tree_cpu_s(pid) if pid else None
+    start = time.monotonic()
+    deadline = start + args.seconds
+    ramp = args.action_interval if args.ramp is None else args.ramp
+    tasks = [asyncio.create_task(analyst_loop(i, url, tally, start + ramp * i / sessions, deadline, args, tickets,
+                                              corpus)) for i in range(sessions)]
+    hard = args.seconds + ramp + 2 * args.step_timeout + 30
+    done, pending = await asyncio.wait(tasks, timeout=hard)
+    for t in pending:
+        tally.error("session did not stop", "cancelled at the hard deadline")
+        t.cancel()
+    for t in done:
+        if t.exception() is not None:
+            tally.error("session failed", repr(t.exception()))
+    wall = time.monotonic() - start
+    busy1 = procfs.machine_busy()
+    cpu1 = procfs.tree_cpu_s(pid) if pid else None
+    stop.set()
+    if sampler:
+        await sampler
+    alive = pid is None or Path(f"/proc/{pid}").exists()
+    if not alive:
+        tally.error("server died", "the server process exited during the run")
+    if log:
+        for tb in tracebacks(log, log_start):
+            tally.error("server traceback", tb)
+
+    times = [o.seconds for o in tally.outcomes]
+    by_page = {p: summary([o.seconds for o in tally.outcomes if o.page == p]) for p in PAGES
+               if corpus or p != "Corpus"}
+    names = dict.fromkeys(o.action for o in tally.outcomes)
+    report = {
+        "sessions": sessions, "seconds": args.seconds, "action_interval_s": args.action_interval, "ramp_s": ramp,
+        "step_timeout_s": args.step_timeout, "seed": args.seed, "corpus": corpus, "cores": os.cpu_count(),
+        "load_average_before": load_before, "load_average_after": procfs.load_average(),
+        "machine_busy_fraction": round((busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]), 3),
+        "wall_s": round(wall, 1), "actions": len(times), "actions_per_s": round(len(times) / wall, 2),
+        "errors": sum(tally.errors.values()), "errors_by_kind": tally.errors, "error_samples": tally.samples,
+        "action_s": summary(times), "by_page": by_page,
+        "by_action": {n: summary([o.seconds for o in tally.outcomes if o.action == n]) for n in names},
+    }
+    if pid:
+        peak = max((m for _, m, _ in samples), default=rss_idle)
+        report["server"] = {"pid": pid, "cpu_s": round(cpu1 - cpu0, 2),
+                            "cpu_s_per_s": round((cpu1 - cpu0) / wall, 3),
+                            "rss_mb_before": round(rss_idle, 1), "rss_mb_peak_sampled": round(peak, 1),
+                            "rss_mb_end": round(samples[-1][1], 1) if samples else None,
+                            "rss_mb_samples": [(round(t - start, 1), round(m, 1)) for t, m, _ in samples[::4]]}
+    report["meets_target"] = meets_target(report, args.target_p95)
+    return report
+
+
+def meets_target(step: dict, target: float) -> bool:
+    """No error, and p95 ≤ `target` on every page the analysts used (each page timed at least once)."""
+    pages = step["by_page"].values()
+    return step["errors"] == 0 and all(p["n"] and p["p95"] <= target for p in pages)
+
+
+# -- a server per run --------------------------------------------------------------------------------------------
+def server_for(args, log: Path):
+    """A fresh server (the context yields (url, pid)), or the one at --url."""
+    if args.url:
+        stream_url(args.url)
+        port = urlparse(args.url if "://" in args.url else f"http://{args.url}").port or 80
+        return nullcontext((args.url.rstrip("/"), procfs.listening_pid(port)))
+    env = {SCANS_ENV: str(Path(args.scans).resolve())}
+    if args.cache:
+        env["TICKETNET_CACHE"] = str(Path(args.cache).resolve())
+
+    class Started:
+        def __enter__(self):
+            self.cm = dashboard_server(log, env)
+            url, proc = self.cm.__enter__()
+            return url, proc.pid
+
+        def __exit__(self, *exc):
+            return self.cm.__exit__(*exc)
+
+    return Started()
+
+
+async def one_run(args, sessions: int, log: Path) -> dict:
+    with server_for(args, log) as (url, pid):
+        corpus = not args.no_corpus and (args.url is not None or finished_scan(Path(args.scans)))
+        warm = [] if args.no_warm_up else await warm_up(url, list(split_tickets()), corpus, args.step_timeout)
+        report = await drive(url, pid, sessions, args, None if args.url else log)
+        report["warm_up_errors"] = warm
+        report["errors"] += len(warm)
+        report["errors_by_kind"].update({"warm-up": len(warm)} if warm else {})
+        report["meets_target"] = meets_target(report, args.target_p95)
+        return report
+
+
+def capacity(args, log: Path) -> dict:
+    """Step the number of analysts from --start by --step to --max (a fresh server each step); the capacity is the
+    largest count whose step and every smaller one met the target. Stops at the first step that misses it unless
+    --keep-going. The report (every step, and the curve of p50 / p95 against analysts) is rewritten atomically
+    after every step."""
+    out: dict = {"target_p95_s": args.target_p95, "action_interval_s": args.action_interval,
+                 "seconds_per_step": args.seconds, "steps": [], "curve": [], "capacity": None,
+                 "note": "figures from a loaded machine are not capacity figures: compare load_average to the cores"}
+    for n in range(args.start, args.max + 1, args.step):
+        step = asyncio.run(one_run(args, n, log))
+        out["steps"].append(step)
+        out["curve"] = [{"sessions": s["sessions"], "p50_s": s["action_s"]["p50"], "p95_s": s["action_s"]["p95"],
+                         "p95_s_by_page": {p: v["p95"] for p, v in s["by_page"].items()}, "errors": s["errors"],
+                         "server_cpu_s_per_s": s.get("server", {}).get("cpu_s_per_s"),
+                         "load_average_before": s["load_average_before"][0]} for s in out["steps"]]
+        if step["meets_target"] and out["capacity"] == (out["steps"][-2]["sessions"] if len(out["steps"]) > 1
+                                                        else None):
+            out["capacity"] = n
+        print_step(step)
+        write_report(args.out, out)
+        if not step["meets_target"] and not args.keep_going:
+            break
+    return out
+
+
+# -- one session, no contention ----------------------------------------------------------------------------------
+async def cost_per_action(url: str, pid: int, loops: int, corpus: bool, timeout: float = 120,
+                          seed: int = 1) -> dict:
+    """The server's CPU seconds (its process tree, /proc utime + stime) and the wall time of each action type, one
+    session alone, `loops` loops of the script on fresh tickets after an untimed warm-up loop. Each action's CPU runs
+    from its message sent until the server's counters stop moving after script_finished (work the run left going),
+    less the idle rate measured before."""
+    tickets = list(split_tickets())
+    warm = await warm_up(url, tickets, corpus, timeout)
+    if warm:
+        raise RuntimeError("; ".join(warm))
+    c0, t0 = procfs.tree_cpu_s(pid), time.monotonic()
+    await asyncio.sleep(2.0)
+    idle_rate = (procfs.tree_cpu_s(pid) - c0) / (time.monotonic() - t0)
+    load_before = procfs.load_average()
+    rows: list[tuple[str, str, float, float]] = []
+    async with Session(url, timeout=timeout) as session:
+        analyst = Analyst(session, seed, tickets, corpus)
+        for loop in range(loops):
+            analyst.loop = loop
+            for action in analyst.script:
+                cpu_before, t_before = procfs.tree_cpu_s(pid), time.monotonic()
+                run = await action.run(analyst)
+                if run.errors():
+                    raise RuntimeError(f"{action.name}: {run.errors()}")
+                cpu_after, still = procfs.tree_cpu_s(pid), 0
+                for _ in range(40):                         # until two 50 ms polls see no more CPU (2 s at most)
+                    await asyncio.sleep(0.05)
+                    now = procfs.tree_cpu_s(pid)
+                    still = still + 1 if now == cpu_after else 0
+                    cpu_after = now
+                    if still >= 2:
+                        break
+                cpu = cpu_after - cpu_before - idle_rate * (time.monotonic() - t_before)
+                rows.append((action.name, action.page, run.seconds, max(0.0, cpu)))
+    per_action = {}
+    for name in dict.fromkeys(r[0] for r in rows):
+        walls = [r[2] for r in rows if r[0] == name]
+        cpus = [r[3] for r in rows if r[0] == name]
+        per_action[name] = {"page": next(r[1] for r in rows if r[0] == name), "n": len(walls),
+                            "wall_s_median": statistics.median(walls), "cpu_s_median": statistics.median(cpus),
+                            "cpu_s_mean": statistics.fmean(cpus), "cpu_s_max": max(cpus)}
+    return {"loops": loops, "corpus": corpus, "idle_cpu_s_per_s": round(idle_rate, 4),
+            "clock_tick_s": 1 / os.sysconf("SC_CLK_TCK"), "load_average_before": load_before,
+            "load_average_after": procfs.load_average(), "per_action": per_action,
+            "median_action_cpu_s": statistics.median(r[3] for r in rows),
+            "median_action_wall_s": statistics.median(r[2] for r in rows)}
+
+
+def server_cost(loops: int = 3, log: Path | None = None, scans: Path | None = None) -> dict:
+    """`cost_per_action` on a fresh server (for `python -m ticketnet bench`)."""
+    log = log or ARTIFACTS / "cost_server.log"
+    scans = scans or scans_dir()
+    corpus = finished_scan(scans)
+    with dashboard_server(log, {SCANS_ENV: str(scans)}) as (url, proc):
+        return asyncio.run(cost_per_action(url, proc.pid, loops, corpus))
+
+
+# -- output --------------------------------------------------------------------------------------------------
+def write_report(path: Path, report: dict) -> None:
+    write_atomic(path, (json.dumps(report, indent=1) + "\n").encode("utf-8"))
+
+
+def _s(v: float | None) -> str:
+    return "   -  " if v is None else f"{v:6.3f}"
+
+
+def print_step(r: dict) -> None:
+    srv = r.get("server", {})
+    print(f"\n{r['sessions']} analysts × {r['seconds']:.0f} s, one action per {r['action_interval_s']:.0f} s each: "
+          f"{r['actions']} actions, {r['errors']} errors {r['errors_by_kind'] or ''}; load average "
+          f"{r['load_average_before'][0]:.2f} before, {r['load_average_after'][0]:.2f} after on {r['cores']} cores "
+          f"(machine {r['machine_busy_fraction']:.0%} busy)")
+    if srv:
+        print(f"  server: {srv['cpu_s']:.1f} CPU s = {srv['cpu_s_per_s']:.2f} CPU s per s; memory "
+              f"{srv['rss_mb_before']:.0f} MB before, {srv['rss_mb_peak_sampled']:.0f} MB peak, "
+              f"{srv['rss_mb_end']:.0f} MB at the end")
+    print(f"  {'':32} {'n':>5} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+    rows = [("all actions", r["action_s"])] + [(f"page {p}", v) for p, v in r["by_page"].items()] + \
+        [(f"  {a}", v) for a, v in r["by_action"].items()]
+    for name, v in rows:
+        print(f"  {name:32} {v['n']:>5} {_s(v['p50'])} {_s(v['p95'])} {_s(v['max'])}")
+    print(f"  p95 ≤ target on every page, no error: {'yes' if r['meets_target'] else 'no'}")
+    for s in r["error_samples"][:10]:
+        print("  !", s)
+
+
+def print_cost(c: dict) -> None:
+    print(f"\nServer cost per action, one session alone, {c['loops']} loops (load average "
+          f"{c['load_average_before'][0]:.2f} before, {c['load_average_after'][0]:.2f} after; CPU counted in "
+          f"{c['clock_tick_s'] * 1e3:.0f} ms ticks)")
+    print(f"  {'action':22} {'page':15} {'n':>3} {'wall s':>7} {'CPU s':>7} {'CPU mean':>8}")
+    for name, v in c["per_action"].items():
+        print(f"  {name:22} {v['page']:15} {v['n']:>3} {v['wall_s_median']:7.3f} {v['cpu_s_median']:7.3f} "
+              f"{v['cpu_s_mean']:8.3f}")
+    print(f"  median action: {c['median_action_wall_s']:.3f} s wall, {c['median_action_cpu_s']:.3f} s CPU")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m ticketnet.bench.load.run", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", help="drive the server already running there (loopback only); default: start one")
+    ap.add_argument("--sessions", type=int, default=20, help="concurrent analysts (default 20)")
+    ap.add_argument("--seconds", type=float, default=120, help="how long analysts keep starting actions (default 120)")
+    ap.add_argument("--action-interval", type=float, default=10.0,
+                    help="mean seconds from one action's start to the next, per analyst (default 10)")
+    ap.add_argument("--ramp", type=float, help="seconds over which the sessions start (default: one interval)")
+    ap.add_argument("--step-timeout", type=float, default=60, help="seconds one action may take (default 60)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target-p95", type=float, default=TARGET_P95_S, help="seconds (default 1)")
+    ap.add_argument("--scans", default=str(scans_dir()),
+                    help=f"${SCANS_ENV} for a started server (default: {scans_dir()}); without a finished scan there "
+                         "the analysts skip the Corpus page (make corpus-demo makes one)")
+    ap.add_argument("--cache", help="TICKETNET_CACHE for a started server (default: the dashboard's own)")
+    ap.add_argument("--no-corpus", action="store_true", help="leave the Corpus page out of the script (with --url: "
+                                                             "when that server has no finished scan)")
+    ap.add_argument("--no-warm-up", action="store_true", help="time the first loop on a fresh server too")
+    ap.add_argument("--capacity", action="store_true", help="step the number of analysts (--start/--step/--max)")
+    ap.add_argument("--start", type=int, default=10)
+    ap.add_argument("--step", type=int, default=10)
+    ap.add_argument("--max", type=int, default=80)
+    ap.add_argument("--keep-going", action="store_true", help="capacity: go on stepping after a step misses the target")
+    ap.add_argument("--cost", action="store_true", help="one session alone: the server's CPU and wall time per action")
+    ap.add_argument("--loops", type=int, default=5, help="--cost: loops of the script (default 5)")
+    ap.add_argument("--out", type=Path, help="JSON report (default: artifacts/load/{load,capacity,cost}.json)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.url:
+        try:
+            stream_url(args.url)
+        except ValueError as exc:
+            ap.error(str(exc))
+    if min(args.sessions, args.start, args.step, args.max, args.loops) < 1 or args.seconds <= 0 \
+            or args.action_interval <= 0 or args.step_timeout <= 0:
+        ap.error("counts, --seconds, --action-interval and --step-timeout must be positive")
+    if not Path("/proc/self/stat").is_file():
+        ap.error("the load client reads the server's CPU and memory from /proc: Linux only")
+    mode = "capacity" if args.capacity else "cost" if args.cost else "load"
+    args.out = args.out or ARTIFACTS / f"{mode}.json"
+    log = args.out.with_suffix(".server.log")
+    if not args.url:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("")
+    if mode == "capacity":
+        out = capacity(args, log)
+        print(f"\ncapacity: {out['capacity'] or 'below ' + str(args.start)} analysts with p95 ≤ {args.target_p95} s "
+              f"on every page and no error")
+        ok = True
+    elif mode == "cost":
+        with server_for(args, log) as (url, pid):
+            if pid is None:
+                ap.error(f"no process of this user listens on {args.url}: its CPU cannot be read")
+            corpus = not args.no_corpus and (args.url is not None or finished_scan(Path(args.scans)))
+            out = asyncio.run(cost_per_action(url, pid, args.loops, corpus, seed=args.seed + 1))
+        print_cost(out)
+        ok = True
+    else:
+        out = asyncio.run(one_run(args, args.sessions, log))
+        print_step(out)
+        ok = out["errors"] == 0
+    write_report(args.out, out)
+    print(f"\n  written: {args.out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

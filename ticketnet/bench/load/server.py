@@ -1,0 +1,66 @@
+"""A real dashboard server (`python -m dashboard`) on a free localhost port, for the load client to drive."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from ticketnet.bench.browser import free_port, wait_healthy
+from ticketnet.paths import ROOT
+
+TRACEBACK = re.compile(r"Traceback \(most recent call last\):[\s\S]{0,600}")
+
+
+def server_command(port: int) -> list[str]:
+    """What `make run` starts, bound to localhost, no telemetry."""
+    return [sys.executable, "-m", "dashboard", "--server.port", str(port), "--server.headless", "true",
+            "--server.address", "localhost", "--browser.gatherUsageStats", "false"]
+
+
+@contextlib.contextmanager
+def dashboard_server(log: Path, env: dict[str, str] | None = None,
+                     timeout: float = 120) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The dashboard on a free port, run from the repository root so .streamlit/config.toml applies, its output
+    appended to `log`; yields (url, process) once healthy and stops it afterwards."""
+    port = free_port()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(server_command(port), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+    try:
+        url = f"http://localhost:{port}"
+        wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def tracebacks(log: Path, start: int = 0) -> list[str]:
+    """The tracebacks the server wrote to `log` from byte `start` on, each cut to its first lines."""
+    if not log.is_file():
+        return []
+    with open(log, "rb") as fh:
+        fh.seek(start)
+        text = fh.read().decode(errors="replace")
+    return [m.group(0)[:600] for m in TRACEBACK.finditer(text)]
+
+
+def healthy(url: str, timeout: float = 10) -> bool:
+    """Whether Streamlit's health endpoint answers "ok" now."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as r:
+            return r.status == 200
+    except OSError:
+        return False
