@@ -4,9 +4,17 @@
 # and legends, not marks): the router in the dashboard's blue, the oracle in the green of a true team, the random
 # ranking in the registry's grey of the random baseline, the operating point in the frame red of the Heads page.
 # Team names are data only (a Vega field is never built from one), so "a:b" or "<b>bold</b>" is drawn as written.
+#
+# A slider move changes the numbers, not the chart's structure, and building the per-team chart in Altair costs
+# about 300 ms: each chart is a *template* whose data are named placeholders (`alt.NamedData`), built and converted
+# once per structure (ui.chart_spec), and `fill` puts this run's tables under those names (a name carries its
+# table's content hash, so the browser redraws exactly when the numbers change). The `*_chart` functions are the
+# same template with its tables attached, for tests and for callers without a cache.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 
@@ -32,6 +40,7 @@ CURVE_PX = COLUMN_PX - 120   # the plot; its legend and axis titles fit the rest
 CURVE_HEIGHT = 300
 PANEL_PX = 120               # each of the three per-team panels: team labels + 3 × 120 fit a 540 px column
 TEAM_LABEL_PX = 110
+LABEL_LEFT_FROM = 0.7        # the operating point's label goes left of it from this coverage on (inside the plot)
 NEVER = "never"              # a team whose threshold is infinite: none of its tickets is auto-routed
 PERCENT = ".0%"
 
@@ -58,36 +67,58 @@ def curves_frame(curve: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def risk_coverage_chart(curve: pd.DataFrame, reference: pd.DataFrame, point: Mapping[str, float] | None = None,
-                        title: str = "risk–coverage") -> alt.LayerChart:
-    """Error rate among the auto-routed tickets (risk) against the share auto-routed (coverage), for the router's
-    confidence ranking beside the oracle's and a random one; `point` ({coverage, risk}) marks the operating point."""
-    df = curves_frame(curve, reference)
-    top = max(float(df["risk"].max()) if len(df) else 0.0, float(point["risk"]) if point else 0.0, 1e-3)
+POINT_DATA = "operating_point"
+PER_TEAM_DATA = "per_team"
+TARGET_DATA = "target_precision"
+
+
+def point_frame(point: Mapping[str, float] | None) -> pd.DataFrame:
+    """The operating point ({coverage, risk}) as the one-row table the risk–coverage chart marks (no row: none)."""
+    rows = [] if point is None else [{"coverage": float(point["coverage"]), "risk": float(point["risk"]),
+                                      "label": "operating point"}]
+    return pd.DataFrame(rows, columns=["coverage", "risk", "label"])
+
+
+def risk_top(curves: pd.DataFrame, point: Mapping[str, float] | None = None) -> float:
+    """The top of the risk axis: the highest risk drawn (curves or point), rounded up to a half percent, so a moving
+    point rarely changes it."""
+    top = max(float(curves["risk"].max()) if len(curves) else 0.0, float(point["risk"]) if point else 0.0, 1e-3)
+    return math.ceil(top * 1.05 * 200) / 200
+
+
+def risk_coverage_template(curves: pd.DataFrame, top: float, title: str = "risk–coverage") -> alt.LayerChart:
+    """The risk–coverage chart of `curves_frame`'s table, its y axis up to `top`, the operating point read from the
+    named data POINT_DATA (`point_frame`'s columns; `fill` puts it there)."""
     x = alt.X("coverage:Q", title="coverage (share auto-routed)", scale=alt.Scale(domain=[0, 1]),
               axis=alt.Axis(format=PERCENT))
-    y = alt.Y("risk:Q", title="risk (misrouted among auto-routed)", scale=alt.Scale(domain=[0, top * 1.08], nice=False),
+    y = alt.Y("risk:Q", title="risk (misrouted among auto-routed)", scale=alt.Scale(domain=[0, top], nice=False),
               axis=alt.Axis(format=".1%" if top < 0.1 else PERCENT))
-    lines = alt.Chart(df).mark_line(strokeWidth=2, interpolate="step-after").encode(
+    lines = alt.Chart(curves).mark_line(strokeWidth=2, interpolate="step-after").encode(
         x=x, y=y,
         color=alt.Color("ranking:N", scale=alt.Scale(domain=list(RANKINGS), range=list(RANKING_COLORS)),
                         legend=alt.Legend(title=None, orient="bottom")),
         strokeDash=alt.StrokeDash("ranking:N", scale=alt.Scale(domain=list(RANKINGS), range=[[1, 0], [6, 3], [2, 2]]),
                                   legend=None),
         tooltip=["ranking:N", alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")])
-    layers: list = [lines]
-    if point is not None:
-        dot = pd.DataFrame([{"coverage": float(point["coverage"]), "risk": float(point["risk"]),
-                             "label": "operating point"}])
-        base = alt.Chart(dot).encode(x="coverage:Q", y="risk:Q")
-        layers.append(base.mark_point(shape="diamond", size=160, filled=True, color=POINT_COLOR).encode(
-            tooltip=["label:N", alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")]))
-        # Left of the point when it sits near the right edge (high coverage), so the label stays inside the plot.
-        right = float(point["coverage"]) > 0.7
-        layers.append(base.mark_text(align="right" if right else "left", dx=-10 if right else 10, dy=-10,
-                                     color=POINT_COLOR, fontWeight="bold").encode(text="label:N"))
-    return alt.layer(*layers).properties(width=CURVE_PX, height=CURVE_HEIGHT,
-                                         title=alt.Title(title, anchor="start"))
+    base = alt.Chart(alt.NamedData(POINT_DATA)).encode(x="coverage:Q", y="risk:Q")
+    dot = base.mark_point(shape="diamond", size=160, filled=True, color=POINT_COLOR).encode(
+        tooltip=["label:N", alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")])
+    # Left of the point when it sits near the right edge (high coverage), so the label stays inside the plot.
+    near_right = f"datum.coverage > {LABEL_LEFT_FROM}"
+    left = base.transform_filter(near_right).mark_text(align="right", dx=-10, dy=-10, color=POINT_COLOR,
+                                                       fontWeight="bold").encode(text="label:N")
+    right = base.transform_filter(f"!({near_right})").mark_text(align="left", dx=10, dy=-10, color=POINT_COLOR,
+                                                                fontWeight="bold").encode(text="label:N")
+    return alt.layer(lines, dot, right, left).properties(width=CURVE_PX, height=CURVE_HEIGHT,
+                                                         title=alt.Title(title, anchor="start"))
+
+
+def risk_coverage_chart(curve: pd.DataFrame, reference: pd.DataFrame, point: Mapping[str, float] | None = None,
+                        title: str = "risk–coverage") -> alt.LayerChart:
+    """Error rate among the auto-routed tickets (risk) against the share auto-routed (coverage), for the router's
+    confidence ranking beside the oracle's and a random one; `point` ({coverage, risk}) marks the operating point."""
+    curves = curves_frame(curve, reference)
+    return with_data(risk_coverage_template(curves, risk_top(curves, point), title), {POINT_DATA: point_frame(point)})
 
 
 def _interval(stat: Mapping | None) -> tuple[float, float, float]:
@@ -119,18 +150,32 @@ def per_team_frame(per_team: Mapping[str, Mapping], teams: Sequence[str]) -> pd.
                                        "auto_routed", "misroutes", "predicted"])
 
 
-def team_thresholds_chart(frame: pd.DataFrame, target_precision: float | None = None) -> alt.HConcatChart:
-    """Per predicted team, side by side on one team axis: its confidence threshold (a "never" where none of its
-    tickets is auto-routed), the share of its tickets auto-routed and the precision among them, each with its
-    bootstrap interval; `target_precision` draws the target as a line on the precision panel."""
-    teams = list(frame["team"])
+def precision_low(frame: pd.DataFrame, target_precision: float | None = None) -> float:
+    """Where the precision axis starts: the lowest interval end, the target or 90 %, whichever is lowest, on a 5 %
+    step (precisions near 1 stay apart instead of crowding the right edge of a 0–1 axis)."""
+    lows = [float(v) for v in frame["precision_low"].dropna()] + [0.9]
+    if target_precision is not None:
+        lows.append(float(target_precision))
+    return max(0.0, math.floor(min(lows) * 20) / 20)
+
+
+def target_frame(target_precision: float | None) -> pd.DataFrame:
+    return pd.DataFrame({"target": [] if target_precision is None else [float(target_precision)]})
+
+
+def team_thresholds_template(teams: Sequence[str], low: float, target: bool) -> alt.HConcatChart:
+    """Per predicted team (`teams`, in order), side by side on one team axis: its confidence threshold (a "never"
+    where none of its tickets is auto-routed), the share of its tickets auto-routed and the precision among them
+    (axis from `low`), each with its bootstrap interval, read from the named data PER_TEAM_DATA (`per_team_frame`'s
+    columns); with `target`, the target precision (TARGET_DATA, column target) as a dashed line."""
+    teams = list(teams)
     y = alt.Y("team:N", sort=teams, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=TEAM_LABEL_PX))
     no_y = alt.Y("team:N", sort=teams, title=None, axis=None)
     tips = ["team:N", alt.Tooltip("threshold_label:N", title="threshold"),
             alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("precision:Q", format=".2%"),
             alt.Tooltip("auto_routed:Q", title="auto-routed", format=",d"),
             alt.Tooltip("misroutes:Q", format=",d"), alt.Tooltip("predicted:Q", format=",d")]
-    base = alt.Chart(frame)
+    base = alt.Chart(alt.NamedData(PER_TEAM_DATA))
     height = alt.Step(22)
     unit = alt.Scale(domain=[0, 1])
 
@@ -142,32 +187,78 @@ def team_thresholds_chart(frame: pd.DataFrame, target_precision: float | None = 
             x=alt.datum(0), y=y, text="threshold_label:N", tooltip=tips),
     ).properties(width=PANEL_PX, height=height, title=alt.Title("confidence threshold", anchor="start", fontSize=12))
 
-    def with_interval(field: str, title: str, scale: alt.Scale, fmt: str) -> alt.LayerChart:
-        layers = [
+    def with_interval(field: str, title: str, scale: alt.Scale) -> list:
+        return [
             base.mark_rule(color=THEME_NEUTRAL_TEXT, strokeWidth=2).encode(
-                x=alt.X(f"{field}_low:Q", scale=scale, title=title, axis=alt.Axis(format=fmt, tickCount=3)),
+                x=alt.X(f"{field}_low:Q", scale=scale, title=title, axis=alt.Axis(format=PERCENT, tickCount=3)),
                 x2=f"{field}_high:Q", y=no_y, tooltip=tips),
             base.mark_point(filled=True, size=60, color=ROUTER_COLOR).encode(x=f"{field}:Q", y=no_y, tooltip=tips),
         ]
-        return alt.layer(*layers)
 
-    coverage = with_interval("coverage", "auto-routed", unit, PERCENT).properties(
+    coverage = alt.layer(*with_interval("coverage", "auto-routed", unit)).properties(
         width=PANEL_PX, height=height, title=alt.Title("share auto-routed", anchor="start", fontSize=12))
-    # The precision axis starts at the lowest interval end, the target or 90 %, whichever is lowest, on a 5 % step:
-    # precisions near 1 stay apart instead of crowding the right edge of a 0–1 axis.
-    lows = [float(v) for v in frame["precision_low"].dropna()] + [0.9]
-    if target_precision is not None:
-        lows.append(float(target_precision))
-    low = max(0.0, math.floor(min(lows) * 20) / 20)
-    precision = with_interval("precision", "precision", alt.Scale(domain=[low, 1], clamp=True), PERCENT)
-    if target_precision is not None:
-        line = pd.DataFrame([{"target": float(target_precision)}])
-        precision = alt.layer(precision, alt.Chart(line).mark_rule(color=TARGET_COLOR, strokeDash=[4, 3]).encode(
+    layers = with_interval("precision", "precision", alt.Scale(domain=[low, 1], clamp=True))
+    if target:
+        layers.append(alt.Chart(alt.NamedData(TARGET_DATA)).mark_rule(color=TARGET_COLOR, strokeDash=[4, 3]).encode(
             x="target:Q", tooltip=[alt.Tooltip("target:Q", format=".1%")]))
-    precision = precision.properties(width=PANEL_PX, height=height,
-                                     title=alt.Title("precision" + (" (dashed: target)" if target_precision else ""),
-                                                     anchor="start", fontSize=12))
+    precision = alt.layer(*layers).properties(
+        width=PANEL_PX, height=height,
+        title=alt.Title("precision" + (" (dashed: target)" if target else ""), anchor="start", fontSize=12))
     return alt.hconcat(threshold, coverage, precision, spacing=12).resolve_scale(y="shared")
+
+
+def team_thresholds_data(frame: pd.DataFrame, target_precision: float | None = None) -> dict[str, pd.DataFrame]:
+    """The tables `team_thresholds_template` reads, by name."""
+    data = {PER_TEAM_DATA: frame}
+    if target_precision is not None:
+        data[TARGET_DATA] = target_frame(target_precision)
+    return data
+
+
+def team_thresholds_chart(frame: pd.DataFrame, target_precision: float | None = None) -> alt.HConcatChart:
+    """`team_thresholds_template` for `per_team_frame`'s table, with it (and the target) attached."""
+    template = team_thresholds_template(list(frame["team"]), precision_low(frame, target_precision),
+                                        target_precision is not None)
+    return with_data(template, team_thresholds_data(frame, target_precision))
+
+
+# -- named data: a template's tables, put in at draw time --------------------------------------------------------------
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """A table as JSON-ready rows (NaN as null, numpy scalars as Python numbers)."""
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v.item() if hasattr(v, "item") else v)
+             for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def with_data(chart: alt.TopLevelMixin, data: Mapping[str, pd.DataFrame]) -> alt.TopLevelMixin:
+    """The template `chart` with the tables `data` attached under their names (the chart a test reads)."""
+    return chart.properties(datasets={name: _records(df) for name, df in data.items()})
+
+
+def data_name(name: str, frame: pd.DataFrame) -> str:
+    """`name` with a digest of `frame`'s content: a new name for new numbers."""
+    digest = hashlib.sha1(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
+                          + ",".join(map(str, frame.columns)).encode("utf-8")).hexdigest()[:12]
+    return f"{name}_{digest}"
+
+
+def fill(spec: dict, data: Mapping[str, pd.DataFrame]) -> dict:
+    """A copy of the Vega-Lite dict `spec` (a converted template) with each named placeholder of `data` pointed at
+    its table, under a name that carries the table's digest, the tables in `datasets` (Streamlit sends them as
+    Arrow). The cached template is not touched."""
+    names = {name: data_name(name, df) for name, df in data.items()}
+
+    def walk(node):
+        if isinstance(node, dict):
+            if set(node) == {"name"} and node["name"] in names:
+                return {"name": names[node["name"]]}
+            return {k: walk(v) for k, v in node.items() if k != "datasets"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out = walk(spec)
+    out["datasets"] = {**copy.copy(spec.get("datasets", {})), **{names[n]: df for n, df in data.items()}}
+    return out
 
 
 def set_size_frame(reports: Mapping[str, Mapping]) -> pd.DataFrame:

@@ -48,31 +48,69 @@ def test_a_long_curve_is_thinned_with_both_ends_kept():
     assert df["risk"].is_monotonic_increasing
 
 
+def _data_names(node) -> list[str]:
+    """Every dataset name a spec's views refer to."""
+    if isinstance(node, dict):
+        own = [node["data"]["name"]] if isinstance(node.get("data"), dict) and "name" in node["data"] else []
+        return own + [n for k, v in node.items() if k not in ("data", "datasets") for n in _data_names(v)]
+    if isinstance(node, list):
+        return [n for v in node for n in _data_names(v)]
+    return []
+
+
+def _named(spec: dict, name: str) -> list[dict]:
+    return spec["datasets"][name]
+
+
 def test_the_risk_coverage_chart_colours_each_ranking_and_marks_the_operating_point():
     spec = policy_charts.risk_coverage_chart(CURVE, REFERENCE, {"coverage": 0.5, "risk": 0.02}).to_dict()
-    lines, dot, label = spec["layer"]
+    lines, dot, right, left = spec["layer"]
     color = lines["encoding"]["color"]
     assert color["field"] == "ranking"
     assert color["scale"]["domain"] == ["this router", "oracle", "random"]
     assert color["scale"]["range"][2] == RANDOM.color                   # the registry's grey of the random baseline
     assert lines["encoding"]["x"]["field"] == "coverage" and lines["encoding"]["y"]["field"] == "risk"
     assert dot["mark"]["type"] == "point" and dot["mark"]["color"] == policy_charts.POINT_COLOR
-    data = spec["datasets"]
-    points = [rows for rows in data.values() if rows and "label" in rows[0]]
-    assert points == [[{"coverage": 0.5, "risk": 0.02, "label": "operating point"}]]
-    assert label["mark"]["type"] == "text" and label["mark"]["align"] == "left"
-    # the y axis reaches the highest risk drawn (the router's 1/3), however low the point
-    assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"][1] == pytest.approx(1 / 3 * 1.08)
+    assert dot["data"] == {"name": policy_charts.POINT_DATA}
+    assert _named(spec, policy_charts.POINT_DATA) == [{"coverage": 0.5, "risk": 0.02, "label": "operating point"}]
+    assert right["mark"]["align"] == "left" and left["mark"]["align"] == "right"
+    # the y axis reaches the highest risk drawn (the router's 1/3), however low the point, on a half-percent step
+    top = lines["encoding"]["y"]["scale"]["domain"][1]
+    assert 1 / 3 < top <= 1 / 3 * 1.05 + 0.005 and round(top * 200, 6) == int(round(top * 200))
 
 
-def test_without_an_operating_point_only_the_curves_are_drawn():
+def test_the_risk_axis_reaches_a_point_above_every_curve():
+    assert policy_charts.risk_top(policy_charts.curves_frame(CURVE, REFERENCE), {"coverage": 0.3, "risk": 0.5}) >= 0.5
+
+
+def test_without_an_operating_point_the_point_table_is_empty():
     spec = policy_charts.risk_coverage_chart(CURVE, REFERENCE).to_dict()
-    assert len(_layers(spec)) == 1
+    assert _named(spec, policy_charts.POINT_DATA) == []
+
+
+def test_fill_points_a_cached_template_at_this_runs_tables_under_names_that_change_with_them():
+    curves = policy_charts.curves_frame(CURVE, REFERENCE)
+    template = policy_charts.risk_coverage_template(curves, 0.4).to_dict()
+    frozen = repr(template)
+    one = policy_charts.fill(template, {policy_charts.POINT_DATA: policy_charts.point_frame({"coverage": 0.5,
+                                                                                              "risk": 0.02})})
+    two = policy_charts.fill(template, {policy_charts.POINT_DATA: policy_charts.point_frame({"coverage": 0.6,
+                                                                                              "risk": 0.03})})
+    again = policy_charts.fill(template, {policy_charts.POINT_DATA: policy_charts.point_frame({"coverage": 0.5,
+                                                                                                "risk": 0.02})})
+    assert repr(template) == frozen                                     # the cached template is left as it was
+    name_one = one["layer"][1]["data"]["name"]
+    assert name_one.startswith(policy_charts.POINT_DATA + "_") and name_one != two["layer"][1]["data"]["name"]
+    assert again["layer"][1]["data"]["name"] == name_one
+    assert one["datasets"][name_one]["coverage"].tolist() == [0.5]
+    assert all(layer["data"]["name"] == name_one for layer in one["layer"][1:])
+    assert len(one["datasets"]) == len(template["datasets"]) + 1         # the curves stay as the template had them
 
 
 def test_a_point_near_the_right_edge_is_labelled_on_its_left():
     spec = policy_charts.risk_coverage_chart(CURVE, REFERENCE, {"coverage": 0.95, "risk": 0.01}).to_dict()
-    assert spec["layer"][2]["mark"]["align"] == "right"
+    left = spec["layer"][3]
+    assert left["transform"] == [{"filter": f"datum.coverage > {policy_charts.LABEL_LEFT_FROM}"}]
 
 
 def test_the_per_team_frame_keeps_the_team_order_and_names_a_never_threshold():
@@ -96,18 +134,36 @@ def test_the_per_team_chart_draws_threshold_coverage_and_precision_with_interval
     rule, dot = coverage["layer"]
     assert rule["encoding"]["x"]["field"] == "coverage_low" and rule["encoding"]["x2"]["field"] == "coverage_high"
     assert dot["encoding"]["x"]["field"] == "coverage"
-    bars, target = precision["layer"]
-    assert bars["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0.9, 1]   # 0.97, the target 0.98: 90 % floor
+    rule, dot, target = precision["layer"]
+    assert rule["encoding"]["x"]["scale"]["domain"] == [0.9, 1]          # 0.97, the target 0.98: the 90 % floor
     assert target["mark"]["type"] == "rule" and target["encoding"]["x"]["field"] == "target"
     assert spec["resolve"]["scale"]["y"] == "shared"
+    rows = _named(spec, policy_charts.PER_TEAM_DATA)
+    assert [r["team"] for r in rows] == list(PER_TEAM) and rows[1]["precision"] is None   # NaN sent as null
+    assert _named(spec, policy_charts.TARGET_DATA) == [{"target": 0.98}]
 
 
 def test_the_precision_axis_reaches_down_to_a_low_target_or_interval():
     df = policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM))
-    spec = policy_charts.team_thresholds_chart(df, target_precision=0.83).to_dict()
-    assert spec["hconcat"][2]["layer"][0]["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0.8, 1]
+    assert policy_charts.precision_low(df, 0.83) == 0.8
+    low = df.assign(precision_low=[0.62, math.nan])
+    assert policy_charts.precision_low(low, 0.98) == 0.6
     spec = policy_charts.team_thresholds_chart(df).to_dict()
-    assert "layer" not in spec["hconcat"][2]["layer"][0]                 # no target: no target line
+    assert len(spec["hconcat"][2]["layer"]) == 2                           # no target: no target line
+    assert policy_charts.TARGET_DATA not in spec["datasets"]
+
+
+def test_the_filled_per_team_template_carries_the_same_rows_as_the_chart():
+    df = policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM))
+    template = policy_charts.team_thresholds_template(list(df["team"]), policy_charts.precision_low(df, 0.98),
+                                                      True).to_dict()
+    filled = policy_charts.fill(template, policy_charts.team_thresholds_data(df, 0.98))
+    used = set(_data_names(filled))
+    assert used == set(filled["datasets"]) and len(used) == 2             # every reference renamed, none left over
+    name = next(n for n in used if n.startswith(policy_charts.PER_TEAM_DATA + "_"))
+    assert filled["datasets"][name]["team"].tolist() == list(PER_TEAM)
+    direct = policy_charts.team_thresholds_chart(df, 0.98).to_dict()
+    assert direct["hconcat"][2]["layer"][0]["encoding"] == filled["hconcat"][2]["layer"][0]["encoding"]
 
 
 def test_the_set_size_frame_shares_by_split_with_every_size_filled():
