@@ -163,6 +163,14 @@ class RouterCard:
                           enc.words, len(enc.unknown_words), float(limits["min_confidence"]))
 
 
+POLICY_KEY = "policy"      # router.json's routing policy (ticketnet.policy): how predictions are acted on, not made
+
+
+def card_json_bytes(meta: dict) -> bytes:
+    """router.json's bytes for a card's metadata, as training writes them (one-space indent, names unescaped)."""
+    return (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def weights_files(weights: str | Path) -> tuple[Path, Path, Path]:
     """The files that make a router: the weights and the vocab.json and router.json beside them."""
     weights = Path(weights)

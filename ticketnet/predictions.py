@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet._runtime.hashing import files_hash
-from ticketnet.card import weights_files
+from ticketnet.card import POLICY_KEY, card_json_bytes, weights_files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,10 +26,36 @@ MANIFEST = "manifest.json"
 SPLITS = ("valid", "test", "handwritten")          # the splits a reader looks at first; train is 60,000 tickets
 
 
+def router_hash(weights: Path) -> str:
+    """SHA-256 of the router's three files, as `files_hash` takes it, with router.json read as it was before a
+    routing policy was stored in it: the policy says how predictions are acted on, so storing or changing one keeps
+    every stored prediction and interpretation table of the router fresh. A card without a policy hashes exactly as
+    its bytes (what every manifest written before policies recorded)."""
+    import hashlib
+
+    files = weights_files(weights)
+    try:
+        meta = json.loads(files[2].read_bytes())
+    except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict) or POLICY_KEY not in meta:
+        return files_hash(files)
+    h = hashlib.sha256()
+    for path in files[:2]:
+        h.update(path.name.encode() + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"\0missing")
+    without = {k: v for k, v in meta.items() if k != POLICY_KEY}
+    h.update(files[2].name.encode() + b"\0" + card_json_bytes(without))
+    return h.hexdigest()
+
+
 def key_hashes(weights: Path, split_csv: Path) -> tuple[str, str]:
-    """(SHA-256 of the router's three files, SHA-256 of the split's CSV): what a table of this router's predictions
-    on this CSV is keyed by, here and in the dashboard's disk store (about 10 ms for the shipped files)."""
-    return files_hash(weights_files(weights)), files_hash([split_csv])
+    """(`router_hash` of the router, SHA-256 of the split's CSV): what a table of this router's predictions on this
+    CSV is keyed by, here and in the dashboard's disk store (about 10 ms for the shipped files)."""
+    return router_hash(weights), files_hash([split_csv])
 
 
 def routed_table(router: Router, rows: Sequence[Mapping[str, str]], workers: int = 1) -> pd.DataFrame:
@@ -66,7 +92,7 @@ def write_predictions(router: Router, weights: Path, data: Path, splits: Iterabl
     from ticketnet.data.tickets import load_split
 
     folder = Path(weights).parent / FOLDER
-    manifest: dict = {"weights_sha256": files_hash(weights_files(weights)), "splits": {}}
+    manifest: dict = {"weights_sha256": router_hash(weights), "splits": {}}
     for split in splits:
         csv = Path(data) / f"{split}.csv"
         if not csv.is_file():
