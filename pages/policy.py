@@ -65,7 +65,10 @@ elif fitted.messages:
     st.caption(" · ".join(md_escape(m) for m in fitted.messages))
 
 results = {split: policy_data.report(kind, value, split) for split in on_splits}
-set_results = {split: policy_data.sets(alpha, method, split)[0] for split in on_splits}
+try:
+    set_results, sets_problem = {split: policy_data.sets(alpha, method, split)[0] for split in on_splits}, None
+except ValueError as exc:                        # valid too small for this α, or APS on two teams
+    set_results, sets_problem = {}, str(exc)
 
 # -- the consequences ---------------------------------------------------------------------------------------------
 st.header("What this policy does", divider="gray")
@@ -86,11 +89,17 @@ st.dataframe(policy_data.results_table(results), hide_index=True, width="stretch
     "misroutes per 10,000": st.column_config.NumberColumn(format="%.0f")})
 
 st.subheader("Prediction sets")
-st.dataframe(policy_data.sets_table(set_results, alpha), hide_index=True, width="stretch", column_config={
-    "coverage": PCT, "asked (1 − α)": PCT, "one team": PCT,
-    "mean set size": st.column_config.NumberColumn(format="%.2f")})
-for note in policy_data.coverage_notes(set_results, alpha):
-    st.info(md_escape(note), icon=":material/info:")
+if sets_problem:
+    st.warning(f"No prediction sets at these settings: {md_escape(sets_problem)}.", icon=":material/block:")
+else:
+    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {1 - alpha:.0%} for tickets "
+               "drawn like valid's (split-conformal, calibrated on valid); the share measured on each split is shown "
+               "with its Wilson 95 % interval.")
+    st.dataframe(policy_data.sets_table(set_results, alpha), hide_index=True, width="stretch", column_config={
+        "coverage": PCT, "asked (1 − α)": PCT, "one team": PCT,
+        "mean set size": st.column_config.NumberColumn(format="%.2f")})
+    for note in policy_data.coverage_notes(set_results, alpha):
+        st.info(md_escape(note), icon=":material/info:")
 
 # -- where it sits ------------------------------------------------------------------------------------------------
 st.header("Per team and on the curve", divider="gray")
@@ -106,9 +115,10 @@ with figures.container(width="content"):
                                                 f"risk–coverage on {split}"),
          {policy_charts.POINT_DATA: policy_charts.point_frame(point)})
     st.caption(md_escape(policy_data.area_sentence(areas)))
-with figures.container(width="content"):
-    ui.chart(policy_charts.set_size_chart, policy_charts.set_size_frame(set_results))
-    st.caption(f"{policy_data.METHODS[method]} sets at α = {alpha:g}, calibrated on valid.")
+if set_results:
+    with figures.container(width="content"):
+        ui.chart(policy_charts.set_size_chart, policy_charts.set_size_frame(set_results))
+        st.caption(f"{policy_data.METHODS[method]} sets at α = {alpha:g}, calibrated on valid.")
 
 stored = policy_data.stored_policy()
 per_team = policy_charts.per_team_frame(results[split]["per_team"], teams)
@@ -139,7 +149,7 @@ else:
 
 # -- the queue ------------------------------------------------------------------------------------------------------
 st.header("Tickets that would go to a person", divider="gray")
-queue = policy_data.queue(kind, value, alpha, method, split)
+queue = policy_data.queue(kind, value, alpha, method, split, with_sets=not sets_problem)
 total = results[split]["overall"]["n"]
 st.caption(f"{len(queue):,} of {total:,} {split} tickets stay in the queue, least confident first, each with its "
            f"prediction set as the triage shortlist. The links open the ticket on the Heads and Interpretation "

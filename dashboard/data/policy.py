@@ -25,8 +25,8 @@ import streamlit as st
 from dashboard import state
 from dashboard.data import model, splits
 from ticketnet.policy import (ConformalSets, Policy, TeamThresholds, area_under_risk_coverage, auto_routed,
-                              fit_conformal, fit_team_thresholds, load_policy, reference_curves, risk_coverage,
-                              set_report, team_set_labels, threshold_report)
+                              fit_conformal, fit_team_thresholds, load_policy, reference_areas, reference_curves,
+                              risk_coverage, set_report, team_set_labels, threshold_report)
 
 FIT_SPLIT = "valid"
 EVAL_SPLITS = ("test", "handwritten")
@@ -160,10 +160,7 @@ def scores(split: str) -> Scores:
 def _curves(split: str, key: tuple, team_names: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     s = _scores(split, key, team_names)
     curve, reference = risk_coverage(s.confidence, s.correct), reference_curves(s.correct)
-    areas = {"this router": area_under_risk_coverage(curve)}
-    for name, part in reference.groupby("ranking", sort=False):
-        areas[name] = area_under_risk_coverage(part)
-    return curve, reference, areas
+    return curve, reference, {"this router": area_under_risk_coverage(curve), **reference_areas(s.correct)}
 
 
 def curves(split: str) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
@@ -228,11 +225,14 @@ def _sets(alpha: float, method: str, split: str, fit_key: tuple, key: tuple,
     predictor = ConformalSets.from_json(_conformal(alpha, method, fit_key, team_names))
     s = _scores(split, key, team_names)
     sets = predictor.sets(s.probs)
-    return set_report(sets, s.y), team_set_labels(sets, team_names), sets.sum(axis=1), sets[np.arange(s.n), s.y]
+    return (set_report(sets, s.y), team_set_labels(sets, team_names, s.probs), sets.sum(axis=1),
+            sets[np.arange(s.n), s.y])
 
 
 def sets(alpha: float, method: str, split: str) -> tuple[dict, list[str], np.ndarray, np.ndarray]:
-    """(set_report on `split`, each ticket's set as words, each set's size, whether it holds the true team)."""
+    """(set_report on `split`, each ticket's set as words (most probable team first), each set's size, whether it
+    holds the true team). Raises ValueError when valid cannot calibrate sets at this α (too few tickets) or method
+    (APS with fewer than 3 teams)."""
     if split == FIT_SPLIT:
         raise ValueError("the conformal quantile is calibrated on valid: report the sets on another split")
     return _sets(alpha, method, split, _key(FIT_SPLIT), _key(split), teams())
@@ -249,17 +249,22 @@ def _links(ticket_ids, page: str) -> list[str]:
     return [f"{page}?{urlencode({'ticket': t, **extra})}" for t in ticket_ids]
 
 
-def queue(kind: str, value: float, alpha: float, method: str, split: str) -> pd.DataFrame:
+def queue(kind: str, value: float, alpha: float, method: str, split: str, with_sets: bool = True) -> pd.DataFrame:
     """The tickets of `split` the policy leaves to a person, least confident first: ticket_id, team_set ("delivery
-    or returns"), set_size, predicted, confidence, team (true), true_in_set, text, heads and interpretation (links)."""
+    or returns"), set_size, predicted, confidence, team (true), true_in_set, text, heads and interpretation (links).
+    Without `with_sets` (valid cannot calibrate them), the set columns are left empty."""
     s = scores(split)
     auto = auto_routed(thresholds(kind, value), s.confidence, s.predicted)
-    _report_, labels, sizes, holds = sets(alpha, method, split)
     person = np.flatnonzero(~auto)
-    df = pd.DataFrame({"ticket_id": s.ticket_id[person], "team_set": np.asarray(labels, dtype=object)[person],
-                       "set_size": sizes[person].astype(int), "predicted": s.predicted[person],
-                       "confidence": s.confidence[person], "team": s.team[person],
-                       "true_in_set": holds[person].astype(bool), "text": s.text[person]}, columns=QUEUE_COLUMNS)
+    if with_sets:
+        _report_, labels, sizes, holds = sets(alpha, method, split)
+        team_set, size, hold = np.asarray(labels, dtype=object)[person], sizes[person].astype(int), \
+            holds[person].astype(bool)
+    else:
+        team_set, size, hold = [""] * person.size, [pd.NA] * person.size, [pd.NA] * person.size
+    df = pd.DataFrame({"ticket_id": s.ticket_id[person], "team_set": team_set, "set_size": size,
+                       "predicted": s.predicted[person], "confidence": s.confidence[person], "team": s.team[person],
+                       "true_in_set": hold, "text": s.text[person]}, columns=QUEUE_COLUMNS)
     df = df.sort_values("confidence", kind="stable").reset_index(drop=True)
     df["heads"] = _links(df["ticket_id"], "heads")
     df["interpretation"] = _links(df["ticket_id"], "interpretation")
@@ -271,7 +276,7 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
     return) gets a leading apostrophe, so "=HYPERLINK(…)" in a ticket stays text; numbers are left alone."""
     out = df.copy()
     for column in out.columns:
-        if out[column].dtype == object:
+        if pd.api.types.is_object_dtype(out[column]) or pd.api.types.is_string_dtype(out[column]):
             out[column] = [f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v for v in out[column]]
     return out
 
@@ -453,10 +458,11 @@ def comparison_table(policy: Policy, results: dict[str, dict], set_results: dict
     rows = []
     for split in on_splits:
         stored_report, stored_sets = stored_results(split)
-        for name, r, s in (("stored", stored_report, stored_sets), ("these sliders", results[split],
-                                                                    set_results[split])):
+        for name, r, s in (("stored", stored_report, stored_sets),
+                           ("these sliders", results[split], set_results.get(split))):
             o = r["overall"]
             rows.append({"policy": name, "split": split, "automation rate": _value(o["coverage"]),
                          "precision": _value(o["precision"]), "misroutes per 10,000": _value(o["misroutes_per_10000"]),
-                         "set coverage": _value(s["coverage"]), "mean set size": float(s["mean_size"])})
+                         "set coverage": _value(s["coverage"]) if s else math.nan,
+                         "mean set size": float(s["mean_size"]) if s else math.nan})
     return pd.DataFrame(rows)
