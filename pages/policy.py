@@ -1,4 +1,4 @@
-"""Routing policy: which tickets may skip the triage queue, at what misroute rate, and each queued ticket's shortlist."""
+"""Routing policy: which tickets may skip the triage queue, at what misroute rate, and each queued one's shortlist."""
 
 from __future__ import annotations
 
@@ -58,8 +58,9 @@ policy_data.remember()
 fitted = policy_data.thresholds(kind, value)
 if not fitted.reached:
     target_name = "precision" if kind == policy_data.PRECISION else "automation rate"
-    st.warning(f"No thresholds reach a {target_name} of {value:g} on valid; the best reachable is "
-               f"**{fitted.best_reachable:.3f}**. The results below are for the thresholds closest to the target."
+    st.warning(f"The target {target_name} {value:g} is out of reach on valid: the best reachable, the highest "
+               f"target every team reaches, is **{fitted.best_reachable:.3f}**. A team that cannot reach the target "
+               "auto-routes nothing; the results below are what that leaves."
                + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages), icon=":material/block:")
 elif fitted.messages:
     st.caption(" · ".join(md_escape(m) for m in fitted.messages))
@@ -92,9 +93,9 @@ st.subheader("Prediction sets")
 if sets_problem:
     st.warning(f"No prediction sets at these settings: {md_escape(sets_problem)}.", icon=":material/block:")
 else:
-    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {1 - alpha:.0%} for tickets "
-               "drawn like valid's (split-conformal, calibrated on valid); the share measured on each split is shown "
-               "with its Wilson 95 % interval.")
+    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {1 - alpha:.0%} for "
+               "tickets drawn like valid's (split-conformal, calibrated on valid); the share measured on each split "
+               "is shown with its Wilson 95 % interval.")
     st.dataframe(policy_data.sets_table(set_results, alpha), hide_index=True, width="stretch", column_config={
         "coverage": PCT, "asked (1 − α)": PCT, "one team": PCT,
         "mean set size": st.column_config.NumberColumn(format="%.2f")})
@@ -106,11 +107,11 @@ st.header("Per team and on the curve", divider="gray")
 split = st.segmented_control("Shown on", on_splits, key="policy_on", required=True,
                              help="The split the curves, the per-team numbers and the queue below are measured "
                                   "on.") or on_splits[0]
-curve, reference, areas = policy_data.curves(split)
+areas = policy_data.curves(split)[2]
 figures = st.container(horizontal=True, gap="large")
 with figures.container(width="content"):
     point = policy_data.operating_point(results[split])
-    curves_table = policy_charts.curves_frame(curve, reference)
+    curves_table = policy_data.curves_table(split)
     draw(policy_charts.risk_coverage_template, (curves_table, policy_charts.risk_top(curves_table, point),
                                                 f"risk–coverage on {split}"),
          {policy_charts.POINT_DATA: policy_charts.point_frame(point)})
@@ -123,8 +124,8 @@ if set_results:
 stored = policy_data.stored_policy()
 per_team = policy_charts.per_team_frame(results[split]["per_team"], teams)
 target_line = value if kind == policy_data.PRECISION else None
-draw(policy_charts.team_thresholds_template, (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line),
-                                              target_line is not None),
+draw(policy_charts.team_thresholds_template,
+     (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line), target_line is not None),
      policy_charts.team_thresholds_data(per_team, target_line))
 st.dataframe(policy_data.per_team_table(per_team, stored if not isinstance(stored, str) else None),
              hide_index=True, width="stretch", column_config={"coverage": PCT, "precision": PCT})

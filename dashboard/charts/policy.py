@@ -35,7 +35,7 @@ SPLIT_COLORS = ("#4c78a8", "#e45756", "#72b7b2")      # test, the hand-written s
 POINT_COLOR = FRAME_COLOR
 TARGET_COLOR = "#b8860b"                               # the target line: dark gold, apart from every mark's colour
 
-CURVE_POINTS = 400           # a curve's vertices drawn (1,500 tickets give up to 1,500 thresholds; the line looks the same)
+CURVE_POINTS = 400           # vertices drawn per curve (1,500 tickets give up to 1,500; the line looks the same)
 CURVE_PX = COLUMN_PX - 120   # the plot; its legend and axis titles fit the rest of a 1000 px window's column
 CURVE_HEIGHT = 300
 PANEL_PX = 120               # each of the three per-team panels: team labels + 3 × 120 fit a 540 px column

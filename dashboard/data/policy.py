@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from dashboard.charts import policy as policy_charts
 from dashboard.data import model, splits
 from ticketnet.policy import (ConformalSets, Policy, TeamThresholds, area_under_risk_coverage, auto_routed,
                               fit_conformal, fit_team_thresholds, load_policy, reference_areas, reference_curves,
@@ -112,6 +113,7 @@ class Scores:
     """One split's tickets as the policy functions read them, in the table's order."""
 
     ticket_id: np.ndarray        # str
+    ticket_query: np.ndarray     # "ticket=T-1": the id as a link's query names it (quoted)
     text: np.ndarray             # str
     team: np.ndarray             # the true team
     predicted: np.ndarray
@@ -142,7 +144,9 @@ def _key(split: str) -> tuple:
 def _scores(split: str, key: tuple, team_names: tuple[str, ...]) -> Scores:
     table = splits.split_table(split)
     index = {t: i for i, t in enumerate(team_names)}
-    return Scores(ticket_id=table["ticket_id"].to_numpy(dtype=object), text=table["text"].to_numpy(dtype=object),
+    return Scores(ticket_id=table["ticket_id"].to_numpy(dtype=object),
+                  ticket_query=np.array([urlencode({"ticket": t}) for t in table["ticket_id"]], dtype=object),
+                  text=table["text"].to_numpy(dtype=object),
                   team=table["team"].to_numpy(dtype=object), predicted=table["predicted"].to_numpy(dtype=object),
                   confidence=table["confidence"].to_numpy(dtype=np.float64),
                   correct=table["correct"].to_numpy(dtype=bool),
@@ -166,6 +170,17 @@ def _curves(split: str, key: tuple, team_names: tuple[str, ...]) -> tuple[pd.Dat
 def curves(split: str) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
     """(the router's risk–coverage curve on the split, the oracle's and random ranking's, {ranking: area under})."""
     return _curves(split, _key(split), teams())
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _curves_table(split: str, key: tuple, team_names: tuple[str, ...]) -> pd.DataFrame:
+    curve, reference, _areas = _curves(split, key, team_names)
+    return policy_charts.curves_frame(curve, reference)
+
+
+def curves_table(split: str) -> pd.DataFrame:
+    """The three curves of the split as the risk–coverage chart draws them (`charts.policy.curves_frame`)."""
+    return _curves_table(split, _key(split), teams())
 
 
 # -- per-team thresholds: fitted on valid, reported elsewhere ----------------------------------------------------------
@@ -242,11 +257,12 @@ def sets(alpha: float, method: str, split: str) -> tuple[dict, list[str], np.nda
 QUEUE_COLUMNS = ["ticket_id", "team_set", "set_size", "predicted", "confidence", "team", "true_in_set", "text"]
 
 
-def _links(ticket_ids, page: str) -> list[str]:
-    """Relative links to `page` with each ticket picked, on this session's router (the default one is not named)."""
+def _links(ticket_query: pd.Series, page: str) -> pd.Series:
+    """Relative links to `page` with each ticket picked (`ticket_query`: "ticket=T-1", quoted once per split), on
+    this session's router (the default one is not named)."""
     router = model.router_name()
-    extra = {} if router == model.DEFAULT_ROUTER else {model.ROUTER_PARAM: router}
-    return [f"{page}?{urlencode({'ticket': t, **extra})}" for t in ticket_ids]
+    extra = "" if router == model.DEFAULT_ROUTER else "&" + urlencode({model.ROUTER_PARAM: router})
+    return f"{page}?" + ticket_query + extra
 
 
 def queue(kind: str, value: float, alpha: float, method: str, split: str, with_sets: bool = True) -> pd.DataFrame:
@@ -264,11 +280,11 @@ def queue(kind: str, value: float, alpha: float, method: str, split: str, with_s
         team_set, size, hold = [""] * person.size, [pd.NA] * person.size, [pd.NA] * person.size
     df = pd.DataFrame({"ticket_id": s.ticket_id[person], "team_set": team_set, "set_size": size,
                        "predicted": s.predicted[person], "confidence": s.confidence[person], "team": s.team[person],
-                       "true_in_set": hold, "text": s.text[person]}, columns=QUEUE_COLUMNS)
+                       "true_in_set": hold, "text": s.text[person], "_query": s.ticket_query[person]})
     df = df.sort_values("confidence", kind="stable").reset_index(drop=True)
-    df["heads"] = _links(df["ticket_id"], "heads")
-    df["interpretation"] = _links(df["ticket_id"], "interpretation")
-    return df
+    df["heads"] = _links(df["_query"], "heads")
+    df["interpretation"] = _links(df["_query"], "interpretation")
+    return df.drop(columns="_query")
 
 
 def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
@@ -277,7 +293,10 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for column in out.columns:
         if pd.api.types.is_object_dtype(out[column]) or pd.api.types.is_string_dtype(out[column]):
-            out[column] = [f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v for v in out[column]]
+            text = out[column].astype("string")
+            risky = text.str.startswith(FORMULA_START).fillna(False).astype(bool)
+            if risky.any():
+                out[column] = out[column].where(~risky, "'" + text)
     return out
 
 

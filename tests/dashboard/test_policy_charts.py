@@ -192,7 +192,8 @@ def test_every_mark_colour_is_fixed_so_it_reads_on_both_themes():
     # The Streamlit theme recolours axes and legends, not marks: a mark left to Vega's default would be near-black
     # text on the dark theme. Every text mark names its colour.
     specs = [policy_charts.risk_coverage_chart(CURVE, REFERENCE, {"coverage": 0.5, "risk": 0.02}).to_dict(),
-             policy_charts.team_thresholds_chart(policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM)), 0.98).to_dict()]
+             policy_charts.team_thresholds_chart(policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM)),
+                                                 0.98).to_dict()]
 
     def marks(node):
         if isinstance(node, dict):

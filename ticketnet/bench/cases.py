@@ -296,7 +296,7 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
-    from ticketnet.bench.ui import cold_starts, lesson_first_open, typed_first_open, warm_interaction
+    from ticketnet.bench.ui import cold_starts, lesson_first_open, policy_sliders, typed_first_open, warm_interaction
 
     f = typed_first_open(repeats=1 if quick else 3)
     report["typed_first_open"] = f
@@ -318,6 +318,12 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}; first visit to block 2 "
         f"{w['block_first_ms']:.0f}), no model call; Interpretation target "
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
+    ps = policy_sliders(5 if quick else 20)
+    report["policy_sliders"] = ps
+    log(f"Routing policy rerun after a slider move: precision {ps['precision_ms_median']:.0f} ms (max "
+        f"{ps['precision_ms_max']:.0f}), α {ps['alpha_ms_median']:.0f} (max {ps['alpha_ms_max']:.0f}), method "
+        f"{ps['method_ms_median']:.0f} (max {ps['method_ms_max']:.0f}) against {ps['target_ms']:.0f} ms; a new axis "
+        f"range's chart template {ps['template_ms_max']:.0f} ms, the page's first open {ps['first_open_ms']:.0f} ms")
     c = cold_starts(1, launchers=("python -m dashboard",)) if quick else cold_starts(3)
     report["cold_start"] = c
     log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(
