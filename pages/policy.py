@@ -27,12 +27,12 @@ policy_data.restore(on_splits)
 
 # -- the choices --------------------------------------------------------------------------------------------------
 controls = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
-with controls.container(width=250):
+with controls.container(width=260):
     kind = st.radio("Target", list(policy_data.TARGETS), key="policy_target", horizontal=True,
                     format_func=policy_data.TARGETS.__getitem__,
                     help="Precision: the share of auto-routed tickets that reach the right team. Automation rate: "
                          "the share of all tickets that skip the queue.")
-with controls.container(width=230):
+with controls.container(width=220):
     if kind == policy_data.PRECISION:
         lo, hi, step = policy_data.PRECISION_RANGE
         value = st.slider("Target precision", lo, hi, step=step, format="%.3f", key="policy_precision",
@@ -45,9 +45,10 @@ with controls.container(width=230):
                                "most often right.")
 with controls.container(width=200):
     lo, hi, step = policy_data.ALPHA_RANGE
-    alpha = st.slider("α (sets miss the true team at most this often)", lo, hi, step=step, format="%.2f",
-                      key="policy_alpha")
-with controls.container(width=160):
+    alpha = st.slider("α of the prediction sets", lo, hi, step=step, format="%.2f", key="policy_alpha",
+                      help="Each ticket's set of teams misses its true team at most this often (for tickets drawn "
+                           "like valid's): 0.05 asks for sets that hold it 95 % of the time.")
+with controls.container(width=130):
     method = st.segmented_control("Set method", list(policy_data.METHODS), key="policy_method", required=True,
                                   format_func=policy_data.METHODS.__getitem__,
                                   help="LAC: the teams whose probability clears one cut (smallest sets). APS: the "
@@ -84,21 +85,16 @@ for split in on_splits:
                     help=f"misrouted auto-routed tickets per 10,000 incoming ones ({overall['misroutes']:,} on the "
                          f"{overall['n']:,} tickets); 95 % interval "
                          f"{policy_data.interval_text(overall['misroutes_per_10000'])}")
-PCT = st.column_config.NumberColumn(format="percent")
-st.dataframe(policy_data.results_table(results), hide_index=True, width="stretch", column_config={
-    "automation rate": PCT, "precision": PCT,
-    "misroutes per 10,000": st.column_config.NumberColumn(format="%.0f")})
+st.dataframe(policy_data.results_table(results), hide_index=True, width="stretch")
 
 st.subheader("Prediction sets")
 if sets_problem:
     st.warning(f"No prediction sets at these settings: {md_escape(sets_problem)}.", icon=":material/block:")
 else:
-    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {1 - alpha:.0%} for "
+    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {policy_data.percent(1 - alpha, 0)} for "
                "tickets drawn like valid's (split-conformal, calibrated on valid); the share measured on each split "
                "is shown with its Wilson 95 % interval.")
-    st.dataframe(policy_data.sets_table(set_results, alpha), hide_index=True, width="stretch", column_config={
-        "coverage": PCT, "asked (1 − α)": PCT, "one team": PCT,
-        "mean set size": st.column_config.NumberColumn(format="%.2f")})
+    st.dataframe(policy_data.sets_table(set_results, alpha), hide_index=True, width="stretch")
     for note in policy_data.coverage_notes(set_results, alpha):
         st.info(md_escape(note), icon=":material/info:")
 
@@ -108,6 +104,8 @@ split = st.segmented_control("Shown on", on_splits, key="policy_on", required=Tr
                              help="The split the curves, the per-team numbers and the queue below are measured "
                                   "on.") or on_splits[0]
 areas = policy_data.curves(split)[2]
+# Side by side where the window has room (1366 px), one under the other at 1000 px; the captions below both, since
+# a caption in a content-wide column widens it to the whole row.
 figures = st.container(horizontal=True, gap="large")
 with figures.container(width="content"):
     point = policy_data.operating_point(results[split])
@@ -115,20 +113,22 @@ with figures.container(width="content"):
     draw(policy_charts.risk_coverage_template, (curves_table, policy_charts.risk_top(curves_table, point),
                                                 f"risk–coverage on {split}"),
          {policy_charts.POINT_DATA: policy_charts.point_frame(point)})
-    st.caption(md_escape(policy_data.area_sentence(areas)))
 if set_results:
     with figures.container(width="content"):
         ui.chart(policy_charts.set_size_chart, policy_charts.set_size_frame(set_results))
-        st.caption(f"{policy_data.METHODS[method]} sets at α = {alpha:g}, calibrated on valid.")
+st.caption(md_escape(policy_data.area_sentence(areas))
+           + (f" Set sizes: {policy_data.METHODS[method]} sets at α = {alpha:g}, calibrated on valid." if set_results
+              else ""))
 
 stored = policy_data.stored_policy()
 per_team = policy_charts.per_team_frame(results[split]["per_team"], teams)
 target_line = value if kind == policy_data.PRECISION else None
 draw(policy_charts.team_thresholds_template,
-     (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line), target_line is not None),
+     (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line), target_line is not None,
+      policy_charts.threshold_low(per_team)),
      policy_charts.team_thresholds_data(per_team, target_line))
 st.dataframe(policy_data.per_team_table(per_team, stored if not isinstance(stored, str) else None),
-             hide_index=True, width="stretch", column_config={"coverage": PCT, "precision": PCT})
+             hide_index=True, width="stretch")
 
 # -- the stored policy ----------------------------------------------------------------------------------------------
 if isinstance(stored, str):
@@ -138,9 +138,7 @@ elif stored is not None:
     st.caption(md_escape(policy_data.stored_sentence(stored)) + " `predict` and `scan` use it for their `auto` and "
                "`team_set` columns.")
     st.dataframe(policy_data.comparison_table(stored, results, set_results, on_splits), hide_index=True,
-                 width="stretch", column_config={"automation rate": PCT, "precision": PCT, "set coverage": PCT,
-                                                 "misroutes per 10,000": st.column_config.NumberColumn(format="%.0f"),
-                                                 "mean set size": st.column_config.NumberColumn(format="%.2f")})
+                 width="stretch")
     st.button("Set the sliders to the stored policy", icon=":material/settings_backup_restore:",
               key="policy_adopt_stored", on_click=policy_data.adopt_stored, args=(stored,))
 else:
@@ -155,7 +153,9 @@ total = results[split]["overall"]["n"]
 st.caption(f"{len(queue):,} of {total:,} {split} tickets stay in the queue, least confident first, each with its "
            f"prediction set as the triage shortlist. The links open the ticket on the Heads and Interpretation "
            "pages.")
-st.dataframe(queue, hide_index=True, width="stretch", height=420, column_config={
+st.dataframe(queue, hide_index=True, width="stretch", height=420, column_order=(
+    "ticket_id", "team_set", "heads", "interpretation", "predicted", "confidence", "team", "true_in_set", "set_size",
+    "text"), column_config={
     "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
     "team_set": st.column_config.TextColumn("prediction set", width="medium"),
     "set_size": st.column_config.NumberColumn("set size", format="%d"),

@@ -38,11 +38,15 @@ TARGET_COLOR = "#b8860b"                               # the target line: dark g
 CURVE_POINTS = 400           # vertices drawn per curve (1,500 tickets give up to 1,500; the line looks the same)
 CURVE_PX = COLUMN_PX - 120   # the plot; its legend and axis titles fit the rest of a 1000 px window's column
 CURVE_HEIGHT = 300
+SETS_PX = 200                # the set-size bars: beside the 470 px risk–coverage chart at 1366 px
 PANEL_PX = 120               # each of the three per-team panels: team labels + 3 × 120 fit a 540 px column
 TEAM_LABEL_PX = 110
 LABEL_LEFT_FROM = 0.7        # the operating point's label goes left of it from this coverage on (inside the plot)
 NEVER = "never"              # a team whose threshold is infinite: none of its tickets is auto-routed
 PERCENT = ".0%"
+# Drawn at their own size: under Streamlit's default autosize "fit" the title, axes and the legend below came out
+# of the 300 px height, and the plots were left 93 px (risk–coverage) and 0 px (set sizes) tall.
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
 
 
 def _thin(curve: pd.DataFrame, limit: int = CURVE_POINTS) -> pd.DataFrame:
@@ -96,7 +100,7 @@ def risk_coverage_template(curves: pd.DataFrame, top: float, title: str = "risk�
     lines = alt.Chart(curves).mark_line(strokeWidth=2, interpolate="step-after").encode(
         x=x, y=y,
         color=alt.Color("ranking:N", scale=alt.Scale(domain=list(RANKINGS), range=list(RANKING_COLORS)),
-                        legend=alt.Legend(title=None, orient="bottom")),
+                        legend=alt.Legend(title=None, orient="bottom", direction="horizontal")),
         strokeDash=alt.StrokeDash("ranking:N", scale=alt.Scale(domain=list(RANKINGS), range=[[1, 0], [6, 3], [2, 2]]),
                                   legend=None),
         tooltip=["ranking:N", alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")])
@@ -109,7 +113,7 @@ def risk_coverage_template(curves: pd.DataFrame, top: float, title: str = "risk�
                                                        fontWeight="bold").encode(text="label:N")
     right = base.transform_filter(f"!({near_right})").mark_text(align="left", dx=10, dy=-10, color=POINT_COLOR,
                                                                 fontWeight="bold").encode(text="label:N")
-    return alt.layer(lines, dot, right, left).properties(width=CURVE_PX, height=CURVE_HEIGHT,
+    return alt.layer(lines, dot, right, left).properties(width=CURVE_PX, height=CURVE_HEIGHT, autosize=PAD,
                                                          title=alt.Title(title, anchor="start"))
 
 
@@ -163,11 +167,20 @@ def target_frame(target_precision: float | None) -> pd.DataFrame:
     return pd.DataFrame({"target": [] if target_precision is None else [float(target_precision)]})
 
 
-def team_thresholds_template(teams: Sequence[str], low: float, target: bool) -> alt.HConcatChart:
+def threshold_low(frame: pd.DataFrame) -> float:
+    """Where the threshold axis starts: the lowest finite threshold rounded down to a tenth, at most 0.5 (the
+    thresholds of a strict target sit near 1, where a 0–1 axis would crowd them together)."""
+    finite = frame["threshold"].dropna()
+    return min(0.5, math.floor(float(finite.min()) * 10) / 10) if len(finite) else 0.5
+
+
+def team_thresholds_template(teams: Sequence[str], low: float, target: bool,
+                             thresholds_from: float = 0.0) -> alt.HConcatChart:
     """Per predicted team (`teams`, in order), side by side on one team axis: its confidence threshold (a "never"
     where none of its tickets is auto-routed), the share of its tickets auto-routed and the precision among them
     (axis from `low`), each with its bootstrap interval, read from the named data PER_TEAM_DATA (`per_team_frame`'s
-    columns); with `target`, the target precision (TARGET_DATA, column target) as a dashed line."""
+    columns); with `target`, the target precision (TARGET_DATA, column target) as a dashed line. The threshold axis
+    runs from `thresholds_from` to 1."""
     teams = list(teams)
     y = alt.Y("team:N", sort=teams, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=TEAM_LABEL_PX))
     no_y = alt.Y("team:N", sort=teams, title=None, axis=None)
@@ -180,11 +193,12 @@ def team_thresholds_template(teams: Sequence[str], low: float, target: bool) -> 
     unit = alt.Scale(domain=[0, 1])
 
     threshold = alt.layer(
-        base.mark_bar(color=ROUTER_COLOR).encode(x=alt.X("threshold:Q", title="threshold", scale=unit), y=y,
-                                                 tooltip=tips),
+        base.mark_point(filled=True, size=60, shape="diamond", color=ROUTER_COLOR).encode(
+            x=alt.X("threshold:Q", title="threshold", scale=alt.Scale(domain=[thresholds_from, 1]),
+                    axis=alt.Axis(tickCount=3)), y=y, tooltip=tips),
         base.transform_filter(alt.datum.threshold_label == NEVER).mark_text(
             align="left", dx=3, color=THEME_NEUTRAL_TEXT, fontStyle="italic").encode(
-            x=alt.datum(0), y=y, text="threshold_label:N", tooltip=tips),
+            x=alt.datum(thresholds_from), y=y, text="threshold_label:N", tooltip=tips),
     ).properties(width=PANEL_PX, height=height, title=alt.Title("confidence threshold", anchor="start", fontSize=12))
 
     def with_interval(field: str, title: str, scale: alt.Scale) -> list:
@@ -218,7 +232,7 @@ def team_thresholds_data(frame: pd.DataFrame, target_precision: float | None = N
 def team_thresholds_chart(frame: pd.DataFrame, target_precision: float | None = None) -> alt.HConcatChart:
     """`team_thresholds_template` for `per_team_frame`'s table, with it (and the target) attached."""
     template = team_thresholds_template(list(frame["team"]), precision_low(frame, target_precision),
-                                        target_precision is not None)
+                                        target_precision is not None, threshold_low(frame))
     return with_data(template, team_thresholds_data(frame, target_precision))
 
 
@@ -285,8 +299,8 @@ def set_size_chart(frame: pd.DataFrame) -> alt.Chart:
         xOffset=alt.XOffset("split:N", sort=order),
         y=alt.Y("share:Q", title="share of tickets", axis=alt.Axis(format=PERCENT)),
         color=alt.Color("split:N", sort=order, scale=alt.Scale(domain=order, range=list(SPLIT_COLORS[:len(order)])),
-                        legend=alt.Legend(title=None, orient="bottom")),
+                        legend=alt.Legend(title=None, orient="bottom", direction="horizontal")),
         tooltip=["split:N", alt.Tooltip("size:O", title="set size"), alt.Tooltip("tickets:Q", format=",d"),
                  alt.Tooltip("share:Q", format=".1%")],
-    ).properties(width=alt.Step(22 * max(1, len(order))), height=200,
+    ).properties(width=SETS_PX, height=200, autosize=PAD,
                  title=alt.Title("prediction-set sizes", anchor="start"))

@@ -36,7 +36,7 @@ PER_10000 = 10_000
 
 # -- the page's choices ------------------------------------------------------------------------------------------
 PRECISION, AUTOMATION = "precision", "automation"
-TARGETS = {PRECISION: "precision of the auto-routed", AUTOMATION: "automation rate"}
+TARGETS = {PRECISION: "precision", AUTOMATION: "automation rate"}
 METHODS = {"lac": "LAC", "aps": "APS"}
 # (low, high, step) of each slider; a URL value is snapped to the step and must lie in the range
 PRECISION_RANGE = (0.80, 0.999, 0.001)
@@ -377,30 +377,39 @@ def interval_text(stat: dict | None, percent: bool = False) -> str:
     return f"{lo:,.0f}–{hi:,.0f}"
 
 
+def with_interval(stat: dict | None, percent: bool = False) -> str:
+    """A value and its 95 % interval in one cell: "45.8 % (43.3–48.1)" (`percent`) or "160 (107–233)"; "—" for no
+    value (a team nothing was auto-routed for has no precision)."""
+    value = _value(stat)
+    if math.isnan(value):
+        return "—"
+    shown = f"{100 * value:.1f} %" if percent else f"{value:,.0f}"
+    around = interval_text(stat, percent)
+    return shown if around == "—" else f"{shown} ({around.removesuffix(' %')})"
+
+
 def results_table(results: dict[str, dict]) -> pd.DataFrame:
-    """One row per split: tickets, auto-routed, automation rate, precision and misroutes per 10,000, each value with
-    its 95 % interval."""
+    """One row per split: tickets, auto-routed, misroutes, and the automation rate, precision and misroutes per
+    10,000 tickets, each with its 95 % interval."""
     rows = []
     for split, r in results.items():
         o = r["overall"]
-        rows.append({"split": split, "tickets": o["n"], "auto-routed": o["auto_routed"],
-                     "automation rate": _value(o["coverage"]), "automation 95 %": interval_text(o["coverage"], True),
-                     "precision": _value(o["precision"]), "precision 95 %": interval_text(o["precision"], True),
-                     "misroutes": o["misroutes"], "misroutes per 10,000": _value(o["misroutes_per_10000"]),
-                     "per 10,000 95 %": interval_text(o["misroutes_per_10000"])})
+        rows.append({"split": split, "tickets": o["n"], "auto-routed": o["auto_routed"], "misroutes": o["misroutes"],
+                     "automation rate": with_interval(o["coverage"], True),
+                     "precision": with_interval(o["precision"], True),
+                     "misroutes per 10,000": with_interval(o["misroutes_per_10000"])})
     return pd.DataFrame(rows)
 
 
 def sets_table(set_results: dict[str, dict], alpha: float) -> pd.DataFrame:
-    """One row per split: tickets, the sets' coverage with its interval beside the 1 − α asked, mean size, empty
-    sets, and the share of sets naming one team only."""
+    """One row per split: tickets, the sets' coverage (Wilson 95 % interval) beside the 1 − α asked, mean size, the
+    share of sets naming one team only, and empty sets."""
     rows = []
     for split, r in set_results.items():
         n = max(1, int(r["n"]))
-        rows.append({"split": split, "tickets": r["n"], "coverage": _value(r["coverage"]),
-                     "coverage 95 %": interval_text(r["coverage"], True), "asked (1 − α)": 1 - alpha,
-                     "mean set size": float(r["mean_size"]),
-                     "one team": int(r["size_counts"].get(1, r["size_counts"].get("1", 0))) / n,
+        rows.append({"split": split, "tickets": r["n"], "coverage": with_interval(r["coverage"], True),
+                     "asked (1 − α)": percent(1 - alpha, 0), "mean set size": f"{float(r['mean_size']):.2f}",
+                     "one team": percent(int(r["size_counts"].get(1, 0)) / n),
                      "empty sets": int(r["empty"])})
     return pd.DataFrame(rows)
 
@@ -436,17 +445,18 @@ def area_sentence(areas: dict[str, float]) -> str:
 
 
 def per_team_table(per_team: pd.DataFrame, stored: Policy | None = None) -> pd.DataFrame:
-    """The per-team numbers as the page lists them: threshold, tickets predicted, auto-routed, coverage and
-    precision with their intervals, misroutes; with `stored`, the stored policy's threshold beside."""
-    out = pd.DataFrame({
-        "team": per_team["team"], "threshold": per_team["threshold_label"], "predicted": per_team["predicted"],
-        "auto-routed": per_team["auto_routed"], "coverage": per_team["coverage"],
-        "coverage 95 %": [interval_text({"low": lo, "high": hi}, True) if not (math.isnan(lo) or math.isnan(hi))
-                          else "—" for lo, hi in zip(per_team["coverage_low"], per_team["coverage_high"])],
-        "precision": per_team["precision"],
-        "precision 95 %": [interval_text({"low": lo, "high": hi}, True) if not (math.isnan(lo) or math.isnan(hi))
-                           else "—" for lo, hi in zip(per_team["precision_low"], per_team["precision_high"])],
-        "misroutes": per_team["misroutes"]})
+    """The per-team numbers as the page lists them: threshold, tickets predicted, auto-routed, misroutes, and the
+    share auto-routed and the precision with their intervals; with `stored`, the stored policy's threshold beside."""
+    def cell(row: pd.Series, field: str) -> str:
+        return with_interval({"value": None if math.isnan(row[field]) else row[field],
+                              "low": None if math.isnan(row[f"{field}_low"]) else row[f"{field}_low"],
+                              "high": None if math.isnan(row[f"{field}_high"]) else row[f"{field}_high"]}, True)
+
+    out = pd.DataFrame({"team": per_team["team"], "threshold": per_team["threshold_label"],
+                        "predicted": per_team["predicted"], "auto-routed": per_team["auto_routed"],
+                        "misroutes": per_team["misroutes"],
+                        "share auto-routed": [cell(r, "coverage") for _, r in per_team.iterrows()],
+                        "precision": [cell(r, "precision") for _, r in per_team.iterrows()]})
     if stored is not None:
         kept = stored.thresholds.thresholds
         out["stored threshold"] = [("never" if not math.isfinite(kept[t]) else f"{kept[t]:.3f}") if t in kept else "—"
@@ -480,8 +490,9 @@ def comparison_table(policy: Policy, results: dict[str, dict], set_results: dict
         for name, r, s in (("stored", stored_report, stored_sets),
                            ("these sliders", results[split], set_results.get(split))):
             o = r["overall"]
-            rows.append({"policy": name, "split": split, "automation rate": _value(o["coverage"]),
-                         "precision": _value(o["precision"]), "misroutes per 10,000": _value(o["misroutes_per_10000"]),
-                         "set coverage": _value(s["coverage"]) if s else math.nan,
-                         "mean set size": float(s["mean_size"]) if s else math.nan})
+            rows.append({"policy": name, "split": split, "automation rate": with_interval(o["coverage"], True),
+                         "precision": with_interval(o["precision"], True),
+                         "misroutes per 10,000": with_interval(o["misroutes_per_10000"]),
+                         "set coverage": with_interval(s["coverage"], True) if s else "—",
+                         "mean set size": f"{float(s['mean_size']):.2f}" if s else "—"})
     return pd.DataFrame(rows)

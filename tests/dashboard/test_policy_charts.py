@@ -131,6 +131,8 @@ def test_the_per_team_chart_draws_threshold_coverage_and_precision_with_interval
     assert threshold["layer"][0]["encoding"]["y"]["field"] == "team"   # a name with ":" stays data, never a field
     never = threshold["layer"][1]
     assert never["mark"]["type"] == "text" and never["encoding"]["text"]["field"] == "threshold_label"
+    assert threshold["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0.5, 1]      # 0.71 → from 0.5
+    assert never["encoding"]["x"] == {"datum": 0.5}                                   # "never" at the axis start
     rule, dot = coverage["layer"]
     assert rule["encoding"]["x"]["field"] == "coverage_low" and rule["encoding"]["x2"]["field"] == "coverage_high"
     assert dot["encoding"]["x"]["field"] == "coverage"
@@ -141,6 +143,13 @@ def test_the_per_team_chart_draws_threshold_coverage_and_precision_with_interval
     rows = _named(spec, policy_charts.PER_TEAM_DATA)
     assert [r["team"] for r in rows] == list(PER_TEAM) and rows[1]["precision"] is None   # NaN sent as null
     assert _named(spec, policy_charts.TARGET_DATA) == [{"target": 0.98}]
+
+
+def test_the_threshold_axis_starts_below_the_lowest_threshold():
+    df = policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM))
+    assert policy_charts.threshold_low(df) == 0.5
+    assert policy_charts.threshold_low(df.assign(threshold=[0.34, math.nan])) == 0.3
+    assert policy_charts.threshold_low(df.assign(threshold=[math.nan, math.nan])) == 0.5
 
 
 def test_the_precision_axis_reaches_down_to_a_low_target_or_interval():
@@ -156,7 +165,7 @@ def test_the_precision_axis_reaches_down_to_a_low_target_or_interval():
 def test_the_filled_per_team_template_carries_the_same_rows_as_the_chart():
     df = policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM))
     template = policy_charts.team_thresholds_template(list(df["team"]), policy_charts.precision_low(df, 0.98),
-                                                      True).to_dict()
+                                                      True, policy_charts.threshold_low(df)).to_dict()
     filled = policy_charts.fill(template, policy_charts.team_thresholds_data(df, 0.98))
     used = set(_data_names(filled))
     assert used == set(filled["datasets"]) and len(used) == 2             # every reference renamed, none left over
@@ -212,3 +221,11 @@ def test_every_mark_colour_is_fixed_so_it_reads_on_both_themes():
                   policy_charts.team_thresholds_chart(policy_charts.per_team_frame(PER_TEAM, list(PER_TEAM)), 0.98),
                   policy_charts.set_size_chart(policy_charts.set_size_frame({"t": {"size_counts": {1: 1}, "n": 1}}))):
         assert isinstance(chart.to_dict(validate=True), dict)
+
+
+def test_the_fixed_size_charts_are_drawn_at_their_size_not_fitted():
+    # Under Streamlit's default autosize "fit", the legend and axes came out of the height: plots 93 and 0 px tall.
+    risk = policy_charts.risk_coverage_chart(CURVE, REFERENCE, {"coverage": 0.5, "risk": 0.02}).to_dict()
+    sizes = policy_charts.set_size_chart(policy_charts.set_size_frame({"t": {"size_counts": {1: 1}, "n": 1}})).to_dict()
+    for spec in (risk, sizes):
+        assert spec["autosize"] == {"type": "pad", "contains": "padding"}
