@@ -9,6 +9,9 @@ from dashboard.charts import policy as policy_charts
 from dashboard.data import policy as policy_data
 from dashboard.text import md_escape
 
+MESSAGES_SHOWN = 3               # per-team messages in the warning; a 12-team router's others fold away
+
+
 def draw(template, args: tuple, data: dict) -> None:
     """A chart template, built and converted once per `args` (its structure), drawn with this run's `data`."""
     spec = ui.chart_spec(template, *args)
@@ -62,7 +65,11 @@ if not fitted.reached:
     st.warning(f"The target {target_name} {value:g} is out of reach on valid: the best reachable, the highest "
                f"target every team reaches, is **{fitted.best_reachable:.3f}**. A team that cannot reach the target "
                "auto-routes nothing; the results below are what that leaves."
-               + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages), icon=":material/block:")
+               + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages[:MESSAGES_SHOWN]),
+               icon=":material/block:")
+    if len(fitted.messages) > MESSAGES_SHOWN:
+        with st.expander(f"{len(fitted.messages) - MESSAGES_SHOWN} more teams"):
+            st.markdown("\n".join(f"- {md_escape(m)}" for m in fitted.messages[MESSAGES_SHOWN:]))
 elif fitted.messages:
     st.caption(" · ".join(md_escape(m) for m in fitted.messages))
 

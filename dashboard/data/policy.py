@@ -199,18 +199,20 @@ def thresholds(kind: str, value: float) -> TeamThresholds:
     return _thresholds(kind, value, _key(FIT_SPLIT), teams())
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _report(kind: str, value: float, split: str, fit_key: tuple, key: tuple, team_names: tuple[str, ...]) -> dict:
-    fitted = _thresholds(kind, value, fit_key, team_names)
+@st.cache_data(show_spinner=False, max_entries=128)
+def _report(table: tuple[tuple[str, float], ...], split: str, key: tuple, team_names: tuple[str, ...]) -> dict:
     s = _scores(split, key, team_names)
-    return threshold_report(fitted, s.confidence, s.predicted, s.correct, team_names, resamples=RESAMPLES)
+    return threshold_report(dict(table), s.confidence, s.predicted, s.correct, team_names, resamples=RESAMPLES)
 
 
 def report(kind: str, value: float, split: str) -> dict:
-    """`threshold_report` of the thresholds fitted on valid for the target, on `split` (never valid itself)."""
+    """`threshold_report` of the thresholds fitted on valid for the target, on `split` (never valid itself). Cached
+    by the thresholds themselves: neighbouring targets often give every team the same threshold, and then the
+    bootstrap (most of a slider move's time) is not run again."""
     if split == FIT_SPLIT:
         raise ValueError("the thresholds are fitted on valid: report them on another split")
-    return _report(kind, value, split, _key(FIT_SPLIT), _key(split), teams())
+    table = tuple(sorted(thresholds(kind, value).thresholds.items()))
+    return _report(table, split, _key(split), teams())
 
 
 def operating_point(result: dict) -> dict[str, float] | None:

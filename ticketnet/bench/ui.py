@@ -120,11 +120,23 @@ def policy_sliders(repeats: int = 10) -> dict:
         return time.perf_counter() - start
 
     warm = [move("policy_precision", v) for v in (0.97, 0.99)]    # the template of each end's axis range
-    precision = [move("policy_precision", round(0.971 + 0.001 * (i % 18), 3)) for i in range(repeats)]
+    targets = [round(0.971 + 0.001 * (i % 18), 3) for i in range(repeats)]
+    precision = [move("policy_precision", v) for v in targets]
+    # Moves whose thresholds differ from every earlier move's: the ones that ran the bootstrap again (the reports are
+    # cached by the thresholds, and neighbouring targets often give every team the same one).
+    from ticketnet import paths, predictions
+    from ticketnet.policy import fit_team_thresholds
+
+    weights = paths.weights_path()
+    valid = predictions.read_predictions(weights, "valid", paths.router_data(weights.parent) / "valid.csv")
+    teams = sorted(set(valid["team"]) | set(valid["predicted"]))
+    seen = {tuple(sorted(fit_team_thresholds(valid["confidence"].to_numpy(), valid["predicted"].to_numpy(),
+                                             valid["correct"].to_numpy(), teams, precision=v).thresholds.items()))
+            for v in targets} if valid is not None else set()
     alphas = [move("policy_alpha", round(0.06 + 0.01 * (i % 20), 2)) for i in range(repeats)]
     methods = [move("policy_method", ("aps", "lac")[i % 2]) for i in range(repeats)]
     out = {"first_open_ms": 1e3 * first_open, "template_ms_max": 1e3 * max(warm), "repeats": repeats,
-           "target_ms": POLICY_TARGET_MS}
+           "target_ms": POLICY_TARGET_MS, "precision_distinct_thresholds": len(seen)}
     for name, times in (("precision", precision), ("alpha", alphas), ("method", methods)):
         out[f"{name}_ms_median"] = 1e3 * statistics.median(times)
         out[f"{name}_ms_max"] = 1e3 * max(times)
