@@ -117,6 +117,27 @@ if labelled:
                                 on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
     cell = corpus_data.confusion_cell(ui.selection(event, charts.CONFUSION_PARAM), fresh)
 
+# -- the stored routing policy (scans of a router with one: the columns auto, team_set, set_size) ---------------
+policy = corpus_data.policy_summary(scan)
+if policy is not None:
+    st.header("Routing policy", divider="gray")
+    st.markdown("The router had a stored routing policy (`python -m ticketnet policy`) when it made this scan: each "
+                "ticket is auto-routed when its confidence clears its predicted team's threshold, and the rest go "
+                "to a person with their prediction set, the teams that hold the true one with the promised "
+                "probability on tickets like the validation split.")
+    shown = st.container(horizontal=True, gap="medium")
+    shown.metric("automation rate", f"{policy['coverage']:.1%}", width="content",
+                 help=f"{policy['auto_routed']:,} of {policy['tickets']:,} tickets skip the person")
+    shown.metric("to a person", f"{policy['tickets'] - policy['auto_routed']:,}", width="content")
+    if policy["precision"] is not None:
+        shown.metric("precision of the auto-routed", f"{policy['precision']:.3f}", width="content",
+                     help=f"on the {policy['labelled_auto_routed']:,} auto-routed tickets with a team")
+    shown.metric("mean set size", f"{policy['mean_set_size']:.2f}", width="content",
+                 help="teams per ticket in its prediction set")
+    with st.container(width=corpus_charts.SUMMARY_PX):
+        st.subheader("Prediction set sizes")
+        ui.chart(corpus_charts.set_size_chart, policy, width="stretch")
+
 # -- reliance ---------------------------------------------------------------------------------------------------
 st.header("What the router relies on, per team", divider="gray")
 if scan.tokens is None:

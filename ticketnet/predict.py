@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from ticketnet.data.tickets import DataError
+from ticketnet.policy.policy import load_policy
 from ticketnet.router import Router
 
 
@@ -33,18 +34,25 @@ def read_tickets(stream: TextIO, source: str) -> Iterator[tuple[int, str, str]]:
 
 
 def predict_stream(router: Router, stream: TextIO, out: TextIO, source: str, batch_size: int = 512) -> dict:
-    """Route every ticket of `stream` into CSV rows on `out`, `batch_size` tickets in memory at a time."""
+    """Route every ticket of `stream` into CSV rows on `out`, `batch_size` tickets in memory at a time. A router
+    with a stored policy (`ticketnet policy`) adds the columns auto (1: skips the person) and team_set."""
+    policy = load_policy(router.meta)
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["ticket_id", "team", "confidence", *(f"p_{t}" for t in router.teams), "truncated"])
-    stats = {"tickets": 0, "truncated": 0}
+    writer.writerow(["ticket_id", "team", "confidence", *(f"p_{t}" for t in router.teams), "truncated",
+                     *(("auto", "team_set") if policy is not None else ())])
+    stats = {"tickets": 0, "truncated": 0, **({"auto": 0} if policy is not None else {})}
     batch: list[tuple[str, object]] = []
 
     def flush() -> None:
         probs = router.predict_encoded([e for _, e in batch])
-        for (tid, enc), p in zip(batch, probs):
+        decided = policy.columns(probs.double().numpy(), router.teams) if policy is not None else None
+        for i, ((tid, enc), p) in enumerate(zip(batch, probs)):
             k = int(p.argmax())
-            writer.writerow([tid, router.teams[k], f"{p[k]:.4f}", *(f"{v:.4f}" for v in p.tolist()),
-                             int(enc.truncated)])
+            row = [tid, router.teams[k], f"{p[k]:.4f}", *(f"{v:.4f}" for v in p.tolist()), int(enc.truncated)]
+            if decided is not None:
+                row += [int(decided[0][i]), decided[1][i]]
+                stats["auto"] += int(decided[0][i])
+            writer.writerow(row)
             stats["truncated"] += enc.truncated
         stats["tickets"] += len(batch)
         batch.clear()
@@ -79,6 +87,13 @@ def format_single(router: Router, text: str) -> tuple[str, list[str]]:
     found = router.assess_encoded(enc, p)
     if found.flagged:
         notes.append("note: " + found.message)
+    policy = load_policy(router.meta)
+    if policy is not None:
+        auto, labels = policy.columns(p.double().numpy()[None, :], router.teams)
+        threshold = policy.thresholds.thresholds.get(router.teams[k], float("inf"))
+        rule = "never auto-routed" if threshold == float("inf") else f"threshold {threshold:.4f}"
+        lines.append(f"policy: {'auto-routed' if auto[0] else 'to a person'} ({router.teams[k]}: {rule}); "
+                     f"set at alpha {policy.conformal.alpha:g}: {labels[0] or '(empty)'}")
     return "\n".join(lines), notes
 
 

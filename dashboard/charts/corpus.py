@@ -121,3 +121,21 @@ def empty_reliance_reason(tokens: pd.DataFrame, team: str, min_tickets: int, rou
     tickets = f"{routed:,} ticket{'' if routed == 1 else 's'}"
     return (f"No word of the {tickets} routed to {team} is in {min_tickets:,} or more of them (the most seen is in "
             f"{most:,}): set “Tokens seen in at least … tickets” to {most:,} or lower.")
+
+
+# -- the stored routing policy's effect on a scan ------------------------------------------------------------------
+def set_size_frame(policy: dict) -> pd.DataFrame:
+    n = max(1, policy["tickets"])
+    return pd.DataFrame([{"set size": str(size), "tickets": count, "share": count / n}
+                         for size, count in policy["set_sizes"].items()], columns=["set size", "tickets", "share"])
+
+
+def set_size_chart(policy: dict) -> alt.Chart:
+    """Tickets by the size of their prediction set (1: one team is enough; 0: LAC found no team plausible)."""
+    frame = set_size_frame(policy)
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("set size:O", sort=frame["set size"].tolist(), title="teams in the ticket's prediction set",
+                axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("tickets:Q", title="tickets", axis=alt.Axis(**COUNT_AXIS)),
+        tooltip=["set size:N", alt.Tooltip("tickets:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
+    ).properties(height=160)

@@ -67,6 +67,16 @@ def ticket(scan: query.Scan, ticket_id: str) -> dict | None:
     return query.ticket(scan, ticket_id)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _policy_summary(folder: str, key: tuple) -> dict | None:
+    return query.policy_summary(query.open_scan(folder))
+
+
+def policy_summary(scan: query.Scan) -> dict | None:
+    """The automation rate and set sizes of a scan made by a router with a stored policy (None otherwise)."""
+    return _policy_summary(str(scan.folder), stamp(scan.folder / "summary.json"))
+
+
 def shipped_inputs() -> list[Path]:
     return [model.data_folder() / "valid.csv", model.data_folder() / "test.csv"]
 

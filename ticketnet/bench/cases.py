@@ -239,6 +239,46 @@ def predict_throughput(router: Router, rows: list[dict], n_rows: int) -> dict:
             "peak_rss_growth_mb": grew / 1024}
 
 
+POLICY_TARGET_S = 0.3           # issue 26: a Routing policy slider move redraws in at most 300 ms server side
+
+
+def policy_redraw(weights, data, repeats: int, resamples: int = 1000) -> dict:
+    """The library part of a Routing policy slider move on the router's stored valid and test predictions: fit the
+    team thresholds (precision 0.98) and the conformal rule (LAC and APS at alpha 0.05) on valid, then score them
+    on test (bootstrap report, set report) with its risk–coverage curve and references. Median seconds per part
+    and in all, against the 300 ms target."""
+    from ticketnet.card import load_card
+    from ticketnet.policy import (
+        fit_conformal, fit_team_thresholds, reference_curves, risk_coverage, set_report, split_scores,
+        threshold_report,
+    )
+
+    teams = load_card(weights).teams
+    t0 = time.perf_counter()
+    valid, test = split_scores(weights, "valid", data), split_scores(weights, "test", data)
+    load_s = time.perf_counter() - t0
+
+    def thresholds() -> dict:
+        fit = fit_team_thresholds(valid.confidence, valid.predicted, valid.correct, teams, precision=0.98)
+        return threshold_report(fit, test.confidence, test.predicted, test.correct, teams, resamples=resamples)
+
+    def conformal(method: str) -> dict:
+        rule = fit_conformal(valid.probs, valid.y, 0.05, method)
+        return set_report(rule.sets(test.probs), test.y)
+
+    def curves() -> tuple:
+        return risk_coverage(test.confidence, test.correct), reference_curves(test.correct)
+
+    parts = {"thresholds": thresholds, "conformal_lac": lambda: conformal("lac"),
+             "conformal_aps": lambda: conformal("aps"), "curves": curves}
+    each = list(parts.values())
+    parts["all"] = lambda: [fn() for fn in each]
+    seconds = side_by_side(parts, repeats=repeats)
+    return {"valid": int(valid.y.size), "test": int(test.y.size), "source": valid.source, "resamples": resamples,
+            "load_s": load_s, "seconds": seconds, "target_s": POLICY_TARGET_S,
+            "ratio_to_target": seconds["all"] / POLICY_TARGET_S}
+
+
 def efficient_attention(quick: bool) -> dict | None:
     try:
         from ticketnet.lesson.cost import bench_efficient
@@ -296,6 +336,14 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
+    from ticketnet.paths import weights_path
+
+    pr = policy_redraw(weights_path(), data_dir(), 3 if quick else 11)
+    report["policy_redraw"] = pr
+    log(f"routing policy redraw (fit on {pr['valid']:,} valid, score on {pr['test']:,} test, {pr['resamples']} "
+        f"bootstrap resamples): {pr['seconds']['all'] * 1e3:.0f} ms = {pr['ratio_to_target']:.2f}x the "
+        f"{pr['target_s'] * 1e3:.0f} ms target (" + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in
+                                                            pr["seconds"].items() if k != "all") + ")")
     from ticketnet.bench.ui import cold_starts, lesson_first_open, policy_sliders, typed_first_open, warm_interaction
 
     f = typed_first_open(repeats=1 if quick else 3)

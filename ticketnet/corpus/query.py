@@ -122,3 +122,32 @@ def ticket(scan: Scan, ticket_id: str) -> dict | None:
     finally:
         con.close()
     return None if df.empty else df.iloc[0].to_dict()
+
+
+POLICY_COLUMNS = ("auto", "team_set", "set_size")   # written by a scan of a router with a stored policy
+
+
+def policy_summary(scan: Scan) -> dict | None:
+    """The stored policy's effect on a scan made with one (None otherwise): tickets, auto-routed, the precision of
+    the auto-routed among the labelled ones, auto-routed per predicted team, and how many tickets had each set size."""
+    con = _connect()
+    try:
+        src = "read_parquet(?)"
+        columns = set(con.execute(f"SELECT * FROM {src} LIMIT 0", [scan.glob]).df().columns)
+        if not set(POLICY_COLUMNS) <= columns:
+            return None
+        n, auto, labelled, good = con.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE auto), count(*) FILTER (WHERE auto AND correct IS NOT NULL), "
+            f"count(*) FILTER (WHERE auto AND correct) FROM {src}", [scan.glob]).fetchone()
+        sizes = con.execute(f"SELECT set_size, count(*) AS tickets FROM {src} GROUP BY set_size ORDER BY set_size",
+                            [scan.glob]).df()
+        teams = con.execute(f"SELECT predicted, count(*) AS tickets, count(*) FILTER (WHERE auto) AS auto_routed "
+                            f"FROM {src} GROUP BY predicted ORDER BY predicted", [scan.glob]).df()
+    finally:
+        con.close()
+    return {"tickets": int(n), "auto_routed": int(auto), "coverage": auto / n if n else 0.0,
+            "labelled_auto_routed": int(labelled), "precision": good / labelled if labelled else None,
+            "set_sizes": {int(s): int(c) for s, c in zip(sizes["set_size"], sizes["tickets"])},
+            "mean_set_size": float((sizes["set_size"] * sizes["tickets"]).sum() / n) if n else 0.0,
+            "per_team": {str(t): {"tickets": int(c), "auto_routed": int(a)}
+                         for t, c, a in zip(teams["predicted"], teams["tickets"], teams["auto_routed"])}}

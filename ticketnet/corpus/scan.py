@@ -17,6 +17,8 @@ from ticketnet.corpus.aggregate import ticket_partial, token_partial
 from ticketnet.corpus.source import Partition, read_partition
 from ticketnet.interpret import signals
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, SplitOptions, split_records
+from ticketnet.policy.conformal import team_set_labels
+from ticketnet.policy.policy import DECIMALS, load_policy
 
 LEVELS = ("route", "effects", "full")      # how much is computed: prediction; + effects, τ, token sums; + ERASER
 TOP_K = 3                                  # top tokens kept per ticket, by deletion effect and by rollout
@@ -72,8 +74,10 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
     })
     label = [r.get("team") if r.get("team") in teams else None for r in rows]
     token_sums = effect_hist = occurrences = None
+    all_probs: list = [None] * len(rows)                  # for a stored policy's auto and team_set columns
     if level == "route":
         probs = router.predict_encoded(encoded)
+        all_probs = list(probs.double().numpy())
         conf, pred = probs.max(dim=1)
         frame = pd.DataFrame({"n": [len(e.ids) for e in encoded], "predicted": [teams[i] for i in pred.tolist()],
                               "label": label})
@@ -87,6 +91,7 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
 
         def on_ticket(i: int, rec: dict, p: torch.Tensor, effect, sig: dict) -> None:
             toks = encoded[i].tokens
+            all_probs[i] = p.double().numpy()
             extras[i] = {"confidence": float(p.max()), **_top(sig[signals.ROLLOUT.name], toks, "top_rollout")}
             if effect is None:                                     # one token: nothing to delete
                 extras[i].update(_top(torch.empty(0), toks, "top_effect"))
@@ -126,6 +131,13 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
                                   dtype="boolean")
     rest = frame.drop(columns=["n", "predicted", "label"])
     tickets = pd.concat([tickets, rest, extra], axis=1)
+    policy = load_policy(router.meta)
+    if policy is not None and rows:                       # the policy's decision, shortlist and its size
+        probs_table = np.round(np.vstack(all_probs), DECIMALS)
+        auto, sets = policy.apply(probs_table, teams)
+        tickets["auto"] = auto
+        tickets["team_set"] = pd.array(team_set_labels(sets, teams, probs_table), dtype="string")
+        tickets["set_size"] = sets.sum(axis=1).astype(np.int16)
     partial = ticket_partial(tickets, teams, taus, aopc)
     return PartitionResult(tickets, partial, token_sums, effect_hist, occurrences if keep_occurrences else None)
 
