@@ -68,7 +68,7 @@ if not fitted.reached:
                + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages[:MESSAGES_SHOWN]),
                icon=":material/block:")
     if len(fitted.messages) > MESSAGES_SHOWN:
-        with st.expander(f"{len(fitted.messages) - MESSAGES_SHOWN} more teams"):
+        with st.expander(f"{len(fitted.messages) - MESSAGES_SHOWN} more"):
             st.markdown("\n".join(f"- {md_escape(m)}" for m in fitted.messages[MESSAGES_SHOWN:]))
 elif fitted.messages:
     st.caption(" · ".join(md_escape(m) for m in fitted.messages))
