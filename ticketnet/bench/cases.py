@@ -344,7 +344,7 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"bootstrap resamples): {pr['seconds']['all'] * 1e3:.0f} ms = {pr['ratio_to_target']:.2f}x the "
         f"{pr['target_s'] * 1e3:.0f} ms target (" + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in
                                                             pr["seconds"].items() if k != "all") + ")")
-    from ticketnet.bench.ui import cold_starts, lesson_first_open, typed_first_open, warm_interaction
+    from ticketnet.bench.ui import cold_starts, lesson_first_open, policy_sliders, typed_first_open, warm_interaction
 
     f = typed_first_open(repeats=1 if quick else 3)
     report["typed_first_open"] = f
@@ -375,6 +375,12 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
             f"{name} {v['cpu_s_median']:.2f} s CPU / {v['wall_s_median']:.2f} s" for name, v in sc["per_action"].items())
         + f"; median action {sc['median_action_cpu_s']:.3f} s CPU" + ("" if sc["corpus"] else " (no corpus scan: "
                                                                       "Corpus not timed; make corpus-demo)"))
+    ps = policy_sliders(5 if quick else 20)
+    report["policy_sliders"] = ps
+    log(f"Routing policy rerun after a slider move: precision {ps['precision_ms_median']:.0f} ms (max "
+        f"{ps['precision_ms_max']:.0f}), α {ps['alpha_ms_median']:.0f} (max {ps['alpha_ms_max']:.0f}), method "
+        f"{ps['method_ms_median']:.0f} (max {ps['method_ms_max']:.0f}) against {ps['target_ms']:.0f} ms; a new axis "
+        f"range's chart template {ps['template_ms_max']:.0f} ms, the page's first open {ps['first_open_ms']:.0f} ms")
     c = cold_starts(1, launchers=("python -m dashboard",)) if quick else cold_starts(3)
     report["cold_start"] = c
     log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(

@@ -89,6 +89,60 @@ def _warm_target(at, repeats: int) -> dict:
             "teams": n}
 
 
+POLICY_PAGE = "../pages/policy.py"
+POLICY_TARGET_MS = 300.0
+
+
+def policy_sliders(repeats: int = 10) -> dict:
+    """Server-side script time of the Routing policy page's rerun after a slider move (issue 26: ≤ 300 ms): the
+    target precision moved to a value this process has not computed (thresholds fitted on valid, bootstrap reports
+    on test and the hand-written set, the queue), α likewise (sets calibrated and measured), and the method toggled.
+
+    The page is opened once first (imports, the stored tables, MAPIE); each precision value's axis range has its
+    chart template built the first time it is seen, so the precision moves stay inside one range after a warm-up
+    move at each end, as a user dragging the slider mostly does. Medians and maxima in milliseconds."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    at.run()
+    t0 = time.perf_counter()
+    at.switch_page(POLICY_PAGE).run()
+    first_open = time.perf_counter() - t0
+    if at.exception:
+        raise RuntimeError(f"the Routing policy page failed: {at.exception[0].value}")
+
+    def move(key: str, value) -> float:
+        start = time.perf_counter()
+        widget = at.segmented_control(key=key) if key == "policy_method" else at.slider(key=key)
+        widget.set_value(value).run()
+        if at.exception:
+            raise RuntimeError(f"the Routing policy page failed: {at.exception[0].value}")
+        return time.perf_counter() - start
+
+    warm = [move("policy_precision", v) for v in (0.97, 0.99)]    # the template of each end's axis range
+    targets = [round(0.971 + 0.001 * (i % 18), 3) for i in range(repeats)]
+    precision = [move("policy_precision", v) for v in targets]
+    # Moves whose thresholds differ from every earlier move's: the ones that ran the bootstrap again (the reports are
+    # cached by the thresholds, and neighbouring targets often give every team the same one).
+    from ticketnet import paths, predictions
+    from ticketnet.policy import fit_team_thresholds
+
+    weights = paths.weights_path()
+    valid = predictions.read_predictions(weights, "valid", paths.router_data(weights.parent) / "valid.csv")
+    teams = sorted(set(valid["team"]) | set(valid["predicted"]))
+    seen = {tuple(sorted(fit_team_thresholds(valid["confidence"].to_numpy(), valid["predicted"].to_numpy(),
+                                             valid["correct"].to_numpy(), teams, precision=v).thresholds.items()))
+            for v in targets} if valid is not None else set()
+    alphas = [move("policy_alpha", round(0.06 + 0.01 * (i % 20), 2)) for i in range(repeats)]
+    methods = [move("policy_method", ("aps", "lac")[i % 2]) for i in range(repeats)]
+    out = {"first_open_ms": 1e3 * first_open, "template_ms_max": 1e3 * max(warm), "repeats": repeats,
+           "target_ms": POLICY_TARGET_MS, "precision_distinct_thresholds": len(seen)}
+    for name, times in (("precision", precision), ("alpha", alphas), ("method", methods)):
+        out[f"{name}_ms_median"] = 1e3 * statistics.median(times)
+        out[f"{name}_ms_max"] = 1e3 * max(times)
+    return out
+
+
 # The slow paths of issue 23, timed as the server runs them: a typed ticket a page has never seen (nothing cached
 # for its text), and the lesson section with nothing kept in the process.
 FIRST_OPEN_PAGES = ("heads", "interpretation")
