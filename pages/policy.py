@@ -57,10 +57,27 @@ with controls.container(width=130):
                                   help="LAC: the teams whose probability clears one cut (smallest sets). APS: the "
                                        "most probable teams until their probabilities add up to the cut (sets "
                                        "adapt to how unsure the router is).") or "lac"
-policy_data.remember()
+if kind == policy_data.PRECISION:
+    with controls.container(width=170):
+        st.segmented_control("Vouch for it", list(policy_data.GUARANTEES), key="policy_vouch", required=True,
+                             format_func=policy_data.GUARANTEE_WORDS.__getitem__,
+                             help="No: each team's threshold is the lowest at which valid reaches the target, the "
+                                  "best guess, which new tickets miss about half the time. 90 % or 95 %: only "
+                                  "thresholds at which valid shows the target with that probability (exact binomial "
+                                  "tests); teams valid cannot vouch for go to a person.")
+chosen = policy_data.remember()
+delta = policy_data.guarantee(kind, chosen["policy_vouch"])
 
-fitted = policy_data.thresholds(kind, value)
-if not fitted.reached:
+fitted = policy_data.thresholds(kind, value, delta)
+if not fitted.reached and delta is not None:
+    st.warning(f"Valid cannot vouch for precision {value:g} with probability {1 - delta:g} for every team: the teams "
+               "it cannot vouch for auto-route nothing, and the results below are what that leaves."
+               + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages[:MESSAGES_SHOWN]),
+               icon=":material/block:")
+    if len(fitted.messages) > MESSAGES_SHOWN:
+        with st.expander(f"{len(fitted.messages) - MESSAGES_SHOWN} more"):
+            st.markdown("\n".join(f"- {md_escape(m)}" for m in fitted.messages[MESSAGES_SHOWN:]))
+elif not fitted.reached:
     target_name = "precision" if kind == policy_data.PRECISION else "automation rate"
     st.warning(f"The target {target_name} {value:g} is out of reach on valid: the best reachable, the highest "
                f"target every team reaches, is **{fitted.best_reachable:.3f}**. A team that cannot reach the target "
@@ -73,7 +90,7 @@ if not fitted.reached:
 elif fitted.messages:
     st.caption(" · ".join(md_escape(m) for m in fitted.messages))
 
-results = {split: policy_data.report(kind, value, split) for split in on_splits}
+results = {split: policy_data.report(kind, value, split, delta) for split in on_splits}
 try:
     set_results, sets_problem = {split: policy_data.sets(alpha, method, split)[0] for split in on_splits}, None
 except ValueError as exc:                        # valid too small for this α, or APS on two teams
@@ -155,7 +172,7 @@ else:
 
 # -- the queue ------------------------------------------------------------------------------------------------------
 st.header("Tickets that would go to a person", divider="gray")
-queue = policy_data.queue(kind, value, alpha, method, split, with_sets=not sets_problem)
+queue = policy_data.queue(kind, value, alpha, method, split, with_sets=not sets_problem, delta=delta)
 total = results[split]["overall"]["n"]
 st.caption(f"{len(queue):,} of {total:,} {split} tickets stay in the queue, least confident first, each with its "
            f"prediction set as the triage shortlist. The links open the ticket on the Heads and Interpretation "

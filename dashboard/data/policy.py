@@ -42,10 +42,14 @@ METHODS = {"lac": "LAC", "aps": "APS"}
 PRECISION_RANGE = (0.80, 0.999, 0.001)
 AUTOMATION_RANGE = (0.05, 1.0, 0.01)
 ALPHA_RANGE = (0.01, 0.30, 0.01)
+# How sure a precision target must be shown on valid before its tickets skip the queue: "no" is the point fit (the
+# lowest thresholds that reach it on valid), the others the guaranteed fit at that δ (ticketnet.policy.thresholds).
+GUARANTEES = {"no": None, "0.1": 0.10, "0.05": 0.05}
+GUARANTEE_WORDS = {"no": "no", "0.1": "90 %", "0.05": "95 %"}
 DEFAULTS = {"policy_target": PRECISION, "policy_precision": 0.98, "policy_automation": 0.80, "policy_alpha": 0.05,
-            "policy_method": "lac", "policy_on": "test"}
+            "policy_method": "lac", "policy_on": "test", "policy_vouch": "no"}
 URL_NAMES = {"policy_target": "target", "policy_precision": "precision", "policy_automation": "automation",
-             "policy_alpha": "alpha", "policy_method": "method", "policy_on": "on"}
+             "policy_alpha": "alpha", "policy_method": "method", "policy_on": "on", "policy_vouch": "vouch"}
 _KEPT = "_policy_choices"        # the choices of the page's last run (a plain key: survives other pages)
 
 # A cell a spreadsheet would read as a formula (CSV injection): its text is prefixed with a quote when downloaded.
@@ -80,7 +84,7 @@ def restore(eval_splits: list[str]) -> None:
     kept = ss.setdefault(_KEPT, {})
     parsers = {"policy_target": _among(TARGETS), "policy_precision": _snapped(*PRECISION_RANGE),
                "policy_automation": _snapped(*AUTOMATION_RANGE), "policy_alpha": _snapped(*ALPHA_RANGE),
-               "policy_method": _among(METHODS), "policy_on": _among(eval_splits)}
+               "policy_method": _among(METHODS), "policy_on": _among(eval_splits), "policy_vouch": _among(GUARANTEES)}
     for key, name in URL_NAMES.items():
         value = state.url_choice(name, parsers[key])
         if value is not None:
@@ -104,7 +108,14 @@ def remember() -> dict:
     state.write_choice("alpha", f"{chosen['policy_alpha']:g}")
     state.write_choice("method", chosen["policy_method"])
     state.write_choice("on", None if chosen["policy_on"] == DEFAULTS["policy_on"] else chosen["policy_on"])
+    vouch = chosen["policy_vouch"]
+    state.write_choice("vouch", vouch if kind == PRECISION and vouch != DEFAULTS["policy_vouch"] else None)
     return chosen
+
+
+def guarantee(kind: str, vouch: str) -> float | None:
+    """The δ of the guaranteed fit for the page's choices (None: the point fit; an automation target has none)."""
+    return GUARANTEES.get(vouch) if kind == PRECISION else None
 
 
 # -- the scores of a split, from its stored table ------------------------------------------------------------------
@@ -189,14 +200,17 @@ def _target(kind: str, value: float) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _thresholds(kind: str, value: float, key: tuple, team_names: tuple[str, ...]) -> TeamThresholds:
+def _thresholds(kind: str, value: float, delta: float | None, key: tuple,
+                team_names: tuple[str, ...]) -> TeamThresholds:
     s = _scores(FIT_SPLIT, key, team_names)
-    return fit_team_thresholds(s.confidence, s.predicted, s.correct, team_names, **_target(kind, value))
+    return fit_team_thresholds(s.confidence, s.predicted, s.correct, team_names, **_target(kind, value),
+                               guarantee=delta)
 
 
-def thresholds(kind: str, value: float) -> TeamThresholds:
-    """One confidence threshold per predicted team for the target (`kind` "precision" or "automation"), on valid."""
-    return _thresholds(kind, value, _key(FIT_SPLIT), teams())
+def thresholds(kind: str, value: float, delta: float | None = None) -> TeamThresholds:
+    """One confidence threshold per predicted team for the target (`kind` "precision" or "automation"), on valid;
+    with `delta`, a precision that holds with probability ≥ 1 − delta."""
+    return _thresholds(kind, value, delta, _key(FIT_SPLIT), teams())
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -205,13 +219,13 @@ def _report(table: tuple[tuple[str, float], ...], split: str, key: tuple, team_n
     return threshold_report(dict(table), s.confidence, s.predicted, s.correct, team_names, resamples=RESAMPLES)
 
 
-def report(kind: str, value: float, split: str) -> dict:
+def report(kind: str, value: float, split: str, delta: float | None = None) -> dict:
     """`threshold_report` of the thresholds fitted on valid for the target, on `split` (never valid itself). Cached
     by the thresholds themselves: neighbouring targets often give every team the same threshold, and then the
     bootstrap (most of a slider move's time) is not run again."""
     if split == FIT_SPLIT:
         raise ValueError("the thresholds are fitted on valid: report them on another split")
-    table = tuple(sorted(thresholds(kind, value).thresholds.items()))
+    table = tuple(sorted(thresholds(kind, value, delta).thresholds.items()))
     return _report(table, split, _key(split), teams())
 
 
@@ -267,12 +281,13 @@ def _links(ticket_query: pd.Series, page: str) -> pd.Series:
     return f"{page}?" + ticket_query + extra
 
 
-def queue(kind: str, value: float, alpha: float, method: str, split: str, with_sets: bool = True) -> pd.DataFrame:
+def queue(kind: str, value: float, alpha: float, method: str, split: str, with_sets: bool = True,
+          delta: float | None = None) -> pd.DataFrame:
     """The tickets of `split` the policy leaves to a person, least confident first: ticket_id, team_set ("delivery
     or returns"), set_size, predicted, confidence, team (true), true_in_set, text, heads and interpretation (links).
     Without `with_sets` (valid cannot calibrate them), the set columns are left empty."""
     s = scores(split)
-    auto = auto_routed(thresholds(kind, value), s.confidence, s.predicted)
+    auto = auto_routed(thresholds(kind, value, delta), s.confidence, s.predicted)
     person = np.flatnonzero(~auto)
     if with_sets:
         _report_, labels, sizes, holds = sets(alpha, method, split)
@@ -351,6 +366,8 @@ def adopt_stored(policy: Policy) -> None:
         ss["policy_alpha"] = alpha
     if policy.conformal.method in METHODS:
         ss["policy_method"] = policy.conformal.method
+    delta = target.get("guarantee")
+    ss["policy_vouch"] = next((k for k, v in GUARANTEES.items() if v == delta), DEFAULTS["policy_vouch"])
 
 
 # -- the numbers as the page words them ------------------------------------------------------------------------------
@@ -467,6 +484,9 @@ def per_team_table(per_team: pd.DataFrame, stored: Policy | None = None) -> pd.D
 
 
 def _target_words(target: dict) -> str:
+    if "precision" in target and "guarantee" in target:
+        return (f"precision {float(target['precision']):g}, shown on valid with probability "
+                f"{1 - float(target['guarantee']):g}")
     if "precision" in target:
         return f"precision {float(target['precision']):g}"
     if "coverage" in target:

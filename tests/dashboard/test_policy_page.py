@@ -200,6 +200,27 @@ def test_an_unreachable_target_says_so_with_the_best_reachable_value(shipped):
     assert not any("best reachable" in w.value for w in reachable.warning)
 
 
+def test_vouching_for_the_precision_shows_the_guaranteed_fit_and_lives_in_the_url(shipped):
+    at = _open(precision="0.98", vouch="0.1")
+    assert at.segmented_control(key="policy_vouch").value == "0.1"
+    assert at.query_params["vouch"] == "0.1"
+    reports = _assert_results_match(at, shipped, ["test", "handwritten"], precision=0.98, guarantee=0.1)
+    point, _fitted = _library_report(shipped, "test", precision=0.98)
+    assert reports["test"]["overall"]["auto_routed"] < point["overall"]["auto_routed"]   # more careful
+    _report, fitted = _library_report(shipped, "test", precision=0.98, guarantee=0.1)
+    assert not fitted.reached                                   # valid vouches for one team only
+    warning = next(w.value for w in at.warning if "cannot vouch" in w.value).replace("\\", "")   # markdown escapes
+    assert "probability 0.9 " in warning and "valid cannot show precision 0.98 with probability 0.9" in warning
+
+    at.segmented_control(key="policy_vouch").set_value("no").run()
+    _ok(at)
+    assert "vouch" not in at.query_params
+    _assert_results_match(at, shipped, ["test", "handwritten"], precision=0.98)
+    at.radio(key="policy_target").set_value("automation").run()
+    _ok(at)
+    assert not any(c.key == "policy_vouch" for c in at.segmented_control)   # no guarantee for an automation rate
+
+
 def test_the_queue_lists_the_tickets_left_to_a_person_with_their_sets_and_links(shipped, monkeypatch):
     from dashboard import ui
     from ticketnet.policy import auto_routed
