@@ -52,7 +52,8 @@ def split_csv(router_dir: Path, split_or_csv: str) -> Path:
 
 
 def _stored(weights: Path, csv: Path) -> pd.DataFrame | None:
-    """The router's stored predictions on exactly this CSV, under whichever split name they were written."""
+    """The router's stored predictions on exactly this CSV (the manifest keys a split by its file's name and bytes,
+    so a copy of test.csv elsewhere is found too), under whichever split they were written for."""
     try:
         manifest = json.loads((weights.parent / FOLDER / MANIFEST).read_text(encoding="utf-8"))
         entries = manifest["splits"]
