@@ -18,6 +18,7 @@ def _connect(threads: int | None):
     import duckdb
 
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")          # a progress bar on stderr, mid-way through the summary
     if threads:
         con.execute(f"SET threads TO {int(threads)}")
     return con
