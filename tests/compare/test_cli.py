@@ -41,8 +41,10 @@ def test_shipped_router_against_a_retrain_on_test(artifacts, larkfield_retrain, 
     teams = list(result["teams"]["shared"])
     assert result["routers"]["b"]["macro_f1"]["value"] == round(
         f1_score(b["team"], b["predicted"], labels=teams, average="macro", zero_division=0), 4)
-    assert result["mcnemar"] == {"a_right_b_wrong": broken, "b_right_a_wrong": fixed,
-                                 "p": round(binomtest(min(broken, fixed), broken + fixed, 0.5).pvalue, 4)}
+    p = binomtest(min(broken, fixed), broken + fixed, 0.5).pvalue
+    assert result["mcnemar"]["p_unrounded"] == pytest.approx(p, rel=1e-9)
+    assert result["mcnemar"] == {"a_right_b_wrong": broken, "b_right_a_wrong": fixed, "p": round(p, 4),
+                                 "p_unrounded": result["mcnemar"]["p_unrounded"]}
     assert (result["flips"]["fixed"], result["flips"]["broken"], result["flips"]["both_wrong"]) == (fixed, broken,
                                                                                                    both)
     assert result["agreement"]["same_team"] == round(float(np.mean(a["predicted"] == b["predicted"])), 4)

@@ -52,7 +52,7 @@ def test_flips_by_hand():
                                         "plain": {"fixed": 1, "broken": 2, "both_wrong": 0}}
     assert s["flips"]["by_style"] == {"chatty": {"fixed": 1, "broken": 2, "both_wrong": 0},
                                       "terse": {"fixed": 1, "broken": 0, "both_wrong": 1}}
-    assert s["mcnemar"] == {"a_right_b_wrong": 2, "b_right_a_wrong": 2, "p": 1.0}
+    assert s["mcnemar"] == {"a_right_b_wrong": 2, "b_right_a_wrong": 2, "p": 1.0, "p_unrounded": 1.0}
     assert s["agreement"]["same_team"] == 0.375                          # tickets 0, 3, 5
     # the agreed tickets' confidence moved by +0.05, -0.1, +0.2
     assert s["agreement"]["confidence_shift"]["n"] == 3
@@ -74,7 +74,8 @@ def test_mcnemar_p_is_scipy_s_exact_binomial_test(seed):
     ra, rb = a["correct"].to_numpy(), b["correct"].to_numpy()
     broken, fixed = int((ra & ~rb).sum()), int((~ra & rb).sum())
     assert s["mcnemar"]["a_right_b_wrong"] == broken and s["mcnemar"]["b_right_a_wrong"] == fixed
-    assert s["mcnemar"]["p"] == round(binomtest(min(broken, fixed), broken + fixed, 0.5).pvalue, 4)
+    p = binomtest(min(broken, fixed), broken + fixed, 0.5).pvalue
+    assert s["mcnemar"]["p"] == round(p, 4) and s["mcnemar"]["p_unrounded"] == pytest.approx(p, rel=1e-9)
 
 
 def test_point_estimates_are_sklearn_s_and_ticketnet_metrics():
@@ -159,7 +160,7 @@ def test_seeded():
 def test_identical_routers():
     a, _ = random_pair(300, TEAMS, seed=2)
     s = compare_tables(a, a.copy(), TEAMS, TEAMS, resamples=200)
-    assert s["mcnemar"] == {"a_right_b_wrong": 0, "b_right_a_wrong": 0, "p": 1.0}
+    assert s["mcnemar"] == {"a_right_b_wrong": 0, "b_right_a_wrong": 0, "p": 1.0, "p_unrounded": 1.0}
     assert (s["flips"]["fixed"], s["flips"]["broken"], s["flips"]["both_wrong"]) == (0, 0, 0)
     assert s["agreement"]["kappa"] == 1.0 and s["agreement"]["same_team"] == 1.0
     assert s["difference"]["accuracy"] == {"value": 0.0, "low": 0.0, "high": 0.0}

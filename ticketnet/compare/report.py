@@ -19,7 +19,7 @@ def _short(iv: dict) -> str:
 
 
 def _p(p: float) -> str:
-    return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
+    return f"p = {p:.1e}" if p < 1e-4 else f"p = {p:.4f}"
 
 
 def _flip_rows(counts: dict, width: int) -> list[str]:
@@ -43,7 +43,7 @@ def compare_lines(result: dict) -> list[str]:
         lines.append(f"{label:<10}{_iv(ra[key]):<{col}}{_iv(rb[key]):<{col}}{_iv(d[key], signed=True)}")
     mc = result["mcnemar"]
     lines.append(f"McNemar's exact test: A right and B wrong on {mc['a_right_b_wrong']:,}, B right and A wrong on "
-                 f"{mc['b_right_a_wrong']:,}, {_p(mc['p'])}")
+                 f"{mc['b_right_a_wrong']:,}, {_p(mc.get('p_unrounded', mc['p']))}")
     ag = result["agreement"]
     shift = ag["confidence_shift"]
     line = f"agreement: the same team for {ag['same_team']:.1%} of the tickets, Cohen's κ {ag['kappa']:.4f}"

@@ -167,7 +167,7 @@ def _mcnemar_p(broken: int, fixed: int) -> float:
 def _verdict(diff: dict, mc: dict, p: float, n: int) -> str:
     d = diff["value"]
     discordant = mc["a_right_b_wrong"] + mc["b_right_a_wrong"]
-    p_text = "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
+    p_text = f"p = {p:.1e}" if p < 1e-4 else f"p = {p:.4f}"
     if p < 0.05:
         way = "better" if mc["b_right_a_wrong"] > mc["a_right_b_wrong"] else "worse"
         return (f"B routes significantly {way} than A: accuracy {d:+.4f} (95 % interval {diff['low']:+.4f} to "
@@ -239,7 +239,8 @@ def compare_tables(a: pd.DataFrame, b: pd.DataFrame, teams_a: Sequence[str], tea
     broken = int((correct["a"] & ~correct["b"]).sum())
     fixed = int((~correct["a"] & correct["b"]).sum())
     p = _mcnemar_p(broken, fixed)
-    mc = {"a_right_b_wrong": broken, "b_right_a_wrong": fixed, "p": _r(p)}
+    # "p" rounded like every figure; "p_unrounded" keeps a p of 1e-74 from reading as 0
+    mc = {"a_right_b_wrong": broken, "b_right_a_wrong": fixed, "p": _r(p), "p_unrounded": float(p)}
 
     n_agreed = int(agreed.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
