@@ -172,8 +172,8 @@ with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
         else:
             ch = cmp["changed"]
             numbers = st.container(horizontal=True, gap="medium")
-            numbers.metric("tickets that change team", f"{ch['count']:,}", f"{ch['share']:.2%} of {cmp['tickets']:,}",
-                           delta_color="off", width="content")
+            numbers.metric("tickets that change team", f"{ch['count']:,}", width="content",
+                           help=f"{ch['share']:.2%} of the {cmp['tickets']:,} tickets")
             if ch["labelled"]:
                 numbers.metric("fixed by B", f"{ch['fixed']:,}", width="content",
                                help="labelled tickets A routes wrong and B right")
