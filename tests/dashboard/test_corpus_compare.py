@@ -52,3 +52,14 @@ def test_no_other_scan_says_how_to_make_one(app_env, full_scan, tmp_path, monkey
     at.switch_page(CORPUS).run()
     assert not at.exception and not at.error
     assert any("No other finished scan of this input" in i.value for i in at.info)
+
+
+def test_the_routing_delta_chart_reads_the_comparison():
+    from dashboard.charts import corpus as corpus_charts
+
+    comparison = {"routing": {"a:b": {"a": 5, "b": 2, "delta": -3, "share_a": 0.5, "share_b": 0.2},
+                              "<b>x</b>": {"a": 5, "b": 8, "delta": 3, "share_a": 0.5, "share_b": 0.8}}}
+    df = corpus_charts.routing_delta_frame(comparison)
+    assert df["team"].tolist() == ["a:b", "<b>x</b>"] and df["change"].tolist() == [-3, 3]
+    spec = corpus_charts.routing_delta_chart(comparison).to_dict()
+    assert spec["encoding"]["x"]["field"] == "change" and spec["encoding"]["y"]["sort"] == ["a:b", "<b>x</b>"]
