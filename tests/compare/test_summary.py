@@ -210,3 +210,11 @@ def test_different_tickets_are_refused():
         compare_tables(a, b.iloc[1:], TEAMS, TEAMS)
     with pytest.raises(ValueError, match="twice"):
         compare_tables(pd.concat([a, a.iloc[:1]]), b, TEAMS, TEAMS)
+
+
+def test_the_differences_are_of_the_figures_shown():
+    a, b = random_pair(500, TEAMS, seed=12)
+    s = compare_tables(a, b, TEAMS, TEAMS, resamples=50)
+    for m in ("accuracy", "macro_f1", "ece"):
+        shown = s["routers"]["b"][m]["value"] - s["routers"]["a"][m]["value"]
+        assert abs(s["difference"][m]["value"] - shown) <= 1e-4 + 1e-12, m

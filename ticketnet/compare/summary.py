@@ -224,6 +224,7 @@ def compare_tables(a: pd.DataFrame, b: pd.DataFrame, teams_a: Sequence[str], tea
             ece = expected_calibration_error(probs, y, ECE_BINS)
         else:
             ece = float(ps["ece"])
+        ps["ece"] = ece                         # the difference below is of the figures shown
         routers[k] = {
             "accuracy": _interval(float(ps["accuracy"]), bs["accuracy"]),
             "macro_f1": _interval(float(ps["macro_f1"]), bs["macro_f1"]),
