@@ -176,6 +176,62 @@ else:
         with st.expander("Attention against deletion effect, every signal (mean Kendall τ)"):
             ui.chart(corpus_charts.tau_chart, summary, width="stretch")
 
+# -- compare with another scan of the same input (issue 25) ----------------------------------------------------------
+with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
+    others = corpus_data.comparable_scans(scan)
+    if not others:
+        st.info("No other finished scan of this input. Scan the same file with another router "
+                "(`python -m ticketnet scan INPUT --router DIR --out FOLDER`, or pick the router in the sidebar and scan "
+                "here) to see which tickets change team; `python -m ticketnet compare-scans A B` does the same on the "
+                "command line.", icon=":material/info:")
+    else:
+        other_label = st.selectbox("Scan B (this scan is A)", list(others), key="corpus_compare_with")
+        try:
+            cmp = corpus_data.compare_scans(scan, others[other_label])
+        except ValueError as exc:
+            st.error(md_escape(exc), icon=":material/error:")
+        else:
+            ch = cmp["changed"]
+            numbers = st.container(horizontal=True, gap="medium")
+            numbers.metric("tickets that change team", f"{ch['count']:,}", width="content",
+                           help=f"{ch['share']:.2%} of the {cmp['tickets']:,} tickets")
+            if ch["labelled"]:
+                numbers.metric("fixed by B", f"{ch['fixed']:,}", width="content",
+                               help="labelled tickets A routes wrong and B right")
+                numbers.metric("broken by B", f"{ch['broken']:,}", width="content",
+                               help="labelled tickets A routes right and B wrong")
+            if cmp["accuracy"]:
+                acc = cmp["accuracy"]
+                numbers.metric("accuracy B", f"{acc['b']:.3f}", f"{acc['b'] - acc['a']:+.3f} against A",
+                               width="content")
+            st.caption(f"Read with DuckDB from both scans' Parquet files in {cmp['seconds']:.2f} s.")
+            st.subheader("Routing mix, B − A")
+            ui.chart(corpus_charts.routing_delta_chart, cmp, width="content")
+            changed_rows, word_rows = corpus_data.comparison_frames(cmp)
+            if ch["sample"]:
+                st.subheader("Tickets that change team")
+                st.dataframe(changed_rows, hide_index=True, width="stretch", column_config={
+                    "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
+                    "text": st.column_config.TextColumn("text", width="large"),
+                    "label": st.column_config.TextColumn("true team"),
+                    "predicted_a": st.column_config.TextColumn("A routes to"),
+                    "confidence_a": st.column_config.NumberColumn("A confidence", format="%.2f"),
+                    "predicted_b": st.column_config.TextColumn("B routes to"),
+                    "confidence_b": st.column_config.NumberColumn("B confidence", format="%.2f")})
+                st.caption(f"The first {len(ch['sample'])} of {ch['count']:,} in input order.")
+            if cmp["words"]:
+                st.subheader("Words whose deletion effect moved most, per team")
+                st.dataframe(word_rows, hide_index=True, width="stretch", column_config={
+                    "tickets_a": st.column_config.NumberColumn("tickets A"),
+                    "tickets_b": st.column_config.NumberColumn("tickets B"),
+                    "effect_a": st.column_config.NumberColumn("mean effect A", format="%.4f"),
+                    "effect_b": st.column_config.NumberColumn("mean effect B", format="%.4f"),
+                    "delta": st.column_config.NumberColumn("B − A", format="%+.4f")})
+                st.caption(f"Mean deletion effect on the team over the tickets each router sends there; words seen in "
+                           f"at least {cmp['min_word_tickets']} such tickets in both scans.")
+            elif cmp["words"] is None:
+                st.caption("One of the scans is at level *route*: no deletion effects to compare.")
+
 # -- tickets ------------------------------------------------------------------------------------------------------
 st.header("Tickets", divider="gray")
 filter_row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")   # wraps, labels kept whole

@@ -32,10 +32,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus",
                "policy"},
+    "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
+                "corpus", "compare"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
-              "predict", "corpus", "train", "bench", "policy"},
+              "predict", "corpus", "train", "bench", "policy", "compare"},
     "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
-                 "corpus", "bench", "policy"},
+                 "corpus", "bench", "policy", "compare"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")

@@ -139,3 +139,21 @@ def set_size_chart(policy: dict) -> alt.Chart:
         y=alt.Y("tickets:Q", title="tickets", axis=alt.Axis(**COUNT_AXIS)),
         tooltip=["set size:N", alt.Tooltip("tickets:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
     ).properties(height=160)
+
+
+def routing_delta_frame(comparison: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"team": t, "A": r["a"], "B": r["b"], "change": r["delta"], "share A": r["share_a"],
+                          "share B": r["share_b"]} for t, r in comparison["routing"].items()])
+
+
+def routing_delta_chart(comparison: dict) -> alt.Chart:
+    """Per team, how many more (or fewer) tickets scan B's router sends there than scan A's."""
+    df = routing_delta_frame(comparison)
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("change:Q", title="tickets routed there, B − A", axis=alt.Axis(format=",d", tickMinStep=1)),
+        y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=120)),
+        color=alt.condition("datum.change >= 0", alt.value("#4c78a8"), alt.value("#e45756")),
+        tooltip=["team:N", alt.Tooltip("A:Q", format=","), alt.Tooltip("B:Q", format=","),
+                 alt.Tooltip("change:Q", format="+,"), alt.Tooltip("share A:Q", format=".1%"),
+                 alt.Tooltip("share B:Q", format=".1%")],
+    ).properties(width=SUMMARY_PX, height=alt.Step(26))

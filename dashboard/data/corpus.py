@@ -289,3 +289,49 @@ def remember(first_scan: str, first_team: str) -> None:
     query = view_to_query(values, ss.get(_CELL), first_scan, first_team)
     state.write_query([*URL_NAMES.values(), *CELL_NAMES.values()], query)
     ss[_WROTE] = query
+
+
+# -- compare with another scan of the same input (issue 25) --------------------------------------------------------
+def comparable_scans(scan: query.Scan) -> dict[str, Path]:
+    """Other finished scans of the same input (same SHA-256 and size), by any router: label → folder. The default
+    router's scans sit in the scans folder, another router's in its routers/<name>/ subfolder."""
+    from ticketnet.corpus import manifest as mf
+
+    own = scan.manifest.get("input", {})
+    roots = [(model.DEFAULT_ROUTER, paths.scans_dir())]
+    try:
+        roots += [(p.name, p) for p in sorted((paths.scans_dir() / ROUTER_SCANS).iterdir()) if p.is_dir()]
+    except OSError:
+        pass
+    found: dict[str, Path] = {}
+    for router, root in roots:
+        try:
+            children = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError:
+            continue
+        for folder in children:
+            if folder.resolve() == Path(scan.folder).resolve() or not query.is_scan(folder):
+                continue
+            other = (mf.read(folder) or {}).get("input", {})
+            if other.get("sha256") == own.get("sha256") and other.get("tickets") == own.get("tickets"):
+                found[f"{router} · {folder.name}"] = folder
+    return found
+
+
+@st.cache_data(show_spinner="Comparing the two scans…", max_entries=8)
+def _compare_scans(folder_a: str, folder_b: str, key_a: tuple, key_b: tuple) -> dict:
+    from ticketnet.compare import compare_scans
+
+    return compare_scans(Path(folder_a), Path(folder_b), sample=20, words=5, threads=2)
+
+
+def compare_scans(scan: query.Scan, other: Path) -> dict:
+    """`ticketnet.compare.compare_scans(scan, other)`, once per version of both scans; raises ValueError."""
+    return _compare_scans(str(scan.folder), str(other), stamp(Path(scan.folder) / "summary.json"),
+                          stamp(Path(other) / "summary.json"))
+
+
+def comparison_frames(comparison: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The comparison's sample of tickets that change team, and its words per team, as tables."""
+    words = [{"team": t, **w} for t, ws in (comparison["words"] or {}).items() for w in ws]
+    return pd.DataFrame(comparison["changed"]["sample"]), pd.DataFrame(words)

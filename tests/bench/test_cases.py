@@ -208,3 +208,17 @@ def test_split_interpretation_reports_time_per_ticket_against_the_smallest_run(r
     r = split_interpretation(router, valid_rows, (2, 4))
     assert r["linearity"] == pytest.approx((r["4"] / 4) / (r["2"] / 2))
     assert r["tickets_per_second"] == pytest.approx(4 / r["4"]) and "ratio_to_target" not in r
+
+
+def test_compare_summary_case_times_a_real_comparison(artifacts):
+    from ticketnet.bench.cases import compare_summary, shifted_table
+    from ticketnet.compare import routed_split, router_teams
+
+    folder = artifacts.weights.parent
+    table = routed_split(folder, "test")
+    shifted, changed = shifted_table(table, router_teams(folder))
+    assert changed == 150 and int((shifted["predicted"] != table["predicted"]).sum()) == 150
+    probs = shifted[[f"p_{t}" for t in router_teams(folder)]].to_numpy()
+    assert (probs.argmax(1) == shifted["predicted"].map(list(router_teams(folder)).index).to_numpy()).mean() > 0.99
+    r = compare_summary(repeats=1, resamples=200)
+    assert r["tickets"] == 1500 and r["flips"] == 150 and r["repeats"] == 1 and r["seconds"] > 0

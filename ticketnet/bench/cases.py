@@ -287,6 +287,59 @@ def efficient_attention(quick: bool) -> dict | None:
     return bench_efficient(n=2048 if quick else 8192)
 
 
+COMPARE_TARGET_S = 2.0                          # issue 25: the Compare page's summary of two 1,500-ticket tables
+
+
+def shifted_table(table, teams, share: float = 0.1, seed: int = 0):
+    """`table` with a seeded `share` of its tickets' predictions moved to another team (that team's and the old
+    one's probabilities swapped, so the prediction stays the most probable): a stand-in second router for timing."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = table.copy()
+    teams = list(teams)
+    picked = rng.choice(len(out), size=round(share * len(out)), replace=False)
+    for i in picked:
+        old = out.at[i, "predicted"]
+        new = teams[(teams.index(old) + 1 + int(rng.integers(len(teams) - 1))) % len(teams)]
+        out.at[i, f"p_{old}"], out.at[i, f"p_{new}"] = out.at[i, f"p_{new}"], out.at[i, f"p_{old}"]
+        out.at[i, "predicted"] = new
+    out["correct"] = out["team"].eq(out["predicted"])
+    return out, len(picked)
+
+
+def compare_summary(repeats: int, split: str = "test", resamples: int = 2000) -> dict:
+    """The whole comparison of two routed tables of `split` as the Compare page computes it (stored predictions
+    read, compare_tables with `resamples` resamples, flip_table). The second table is the shipped router's own with
+    a seeded 10 % of its predictions moved to another team (not a second router: flips and intervals are real
+    computations on it, its figures are not a retrain's)."""
+    import statistics
+
+    from ticketnet.compare import compare_tables, flip_table, routed_split, router_teams
+    from ticketnet.paths import router_dir
+
+    folder = router_dir()
+    teams = router_teams(folder)
+    shifted, changed = shifted_table(routed_split(folder, split), teams)
+    times, cpu, result, first = [], [], None, None
+    for _ in range(max(1, repeats) + 1):
+        t0, c0 = time.perf_counter(), time.process_time()
+        a = routed_split(folder, split)
+        result = compare_tables(a, shifted, teams, teams, resamples=resamples)
+        flips = flip_table(a, shifted)
+        if first is None:                   # the first call imports scikit-learn and statsmodels: once per server
+            first = time.perf_counter() - t0
+        else:
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)    # on a shared machine the wall time also counts others' work
+    return {"tickets": result["n"], "resamples": resamples, "changed_predictions": changed, "flips": len(flips),
+            "first_s": first,
+            "seconds": statistics.median(times), "seconds_max": max(times), "repeats": len(times),
+            "cpu_seconds": statistics.median(cpu),
+            "target_s": COMPARE_TARGET_S, "ratio_to_target": statistics.median(times) / COMPARE_TARGET_S,
+            "second_table": "the shipped router's table with a seeded 10 % of predictions moved to another team"}
+
+
 def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     router = Router.load()
@@ -336,6 +389,12 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     report["predict"] = p
     log(f"predict: {p['tickets']} tickets in {p['seconds']:.1f} s = {p['tickets_per_second']:.0f} tickets/s, "
         f"peak memory grew {p['peak_rss_growth_mb']:.0f} MB")
+    cmp = compare_summary(3 if quick else 7)
+    report["compare_summary"] = cmp
+    log(f"compare two routed tables of {cmp['tickets']:,} tickets ({cmp['resamples']:,} paired resamples, "
+        f"{cmp['flips']} flips): {cmp['seconds']:.2f} s (max {cmp['seconds_max']:.2f}; first call, with its imports, "
+        f"{cmp['first_s']:.2f} s; CPU {cmp['cpu_seconds']:.2f} s), {cmp['ratio_to_target']:.2f}x "
+        f"the {cmp['target_s']:.0f} s target; B is {cmp['second_table']}")
     from ticketnet.paths import weights_path
 
     pr = policy_redraw(weights_path(), data_dir(), 3 if quick else 11)
