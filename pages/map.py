@@ -1,4 +1,4 @@
-"""Ticket map: every ticket where the router's pooled vector puts it, and the training tickets nearest to a picked one."""
+"""Ticket map: every ticket where the router's pooled vector puts it, and the training tickets nearest a picked one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ticket map: one point per ticket at its 2-D projection, coloured by a column (pure: DataFrames in, alt.Chart out)."""
+"""The ticket map: one point per ticket at its 2-D projection, coloured by a column (DataFrames in, alt.Chart out)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from ticketnet.ticketmap.projection import MAP_SEED, seeded_sample
@@ -45,29 +46,28 @@ def colourings(table: pd.DataFrame) -> list[Colouring]:
 def team_domain(values: pd.Series, teams: Sequence[str], limit: int = TEAM_COLOURS) -> tuple[list[str], str | None]:
     """(the legend's values, the name of the shared "other" entry or None): every team when they fit in `limit`
     hues, else the `limit` − 1 with the most tickets here (in the router's team order) and one grey "other" entry."""
-    present = [t for t in teams if t in set(values)] + sorted(set(values) - set(teams))
+    counts = values.value_counts()
+    seen = set(counts.index)
+    present = [t for t in teams if t in seen] + sorted(seen - set(teams))
     if len(present) <= limit:
         return present, None
-    counts = values.value_counts()
     kept = set(counts.sort_values(ascending=False, kind="stable").index[: limit - 1])
-    rest = len(present) - len(kept)
-    return [t for t in present if t in kept], f"{rest} other teams"
+    return [t for t in present if t in kept], f"{len(present) - len(kept)} other teams"
 
 
 def map_frame(table: pd.DataFrame, colouring: Colouring, teams: Sequence[str], limit: int = DRAW_LIMIT,
               seed: int = MAP_SEED) -> pd.DataFrame:
     """The columns the chart draws (ticket_id, x, y, team, predicted, confidence, routing, colour), at most `limit`
     rows (a seeded sample beyond); team names stay values, never field names, whatever characters they hold."""
-    keep = seeded_sample(len(table), limit, seed)
-    df = table.iloc[keep]
-    out = pd.DataFrame({"ticket_id": df["ticket_id"].astype(str).to_numpy(), "x": df["x"].to_numpy(),
-                        "y": df["y"].to_numpy(), "team": df["team"].astype(str).to_numpy(),
-                        "predicted": df["predicted"].astype(str).to_numpy(),
+    df = table if len(table) <= limit else table.iloc[seeded_sample(len(table), limit, seed)]
+    out = pd.DataFrame({"ticket_id": df["ticket_id"].to_numpy(), "x": df["x"].to_numpy(), "y": df["y"].to_numpy(),
+                        "team": df["team"].to_numpy(), "predicted": df["predicted"].to_numpy(),
                         "confidence": df["confidence"].to_numpy(),
-                        "routing": df["correct"].map(ROUTING).to_numpy()})
+                        "routing": np.where(df["correct"].to_numpy(dtype=bool), ROUTING[True], ROUTING[False])})
     if colouring.kind == "team":
         domain, other = team_domain(out[colouring.column], teams)
-        out["colour"] = out[colouring.column].where(out[colouring.column].isin(domain), other or "")
+        out["colour"] = out[colouring.column] if other is None else out[colouring.column].where(
+            out[colouring.column].isin(domain), other)
     elif colouring.kind == "flag":
         out["colour"] = out["routing"]
     else:

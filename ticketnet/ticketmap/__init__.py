@@ -1,4 +1,4 @@
-"""A map of the tickets: the pooled vector each ticket is routed from, its 2-D projections and its nearest training tickets."""
+"""A map of the tickets: the pooled vector each ticket is routed from, its 2-D projections, its nearest neighbours."""
 
 from ticketnet.ticketmap.neighbours import nearest
 from ticketnet.ticketmap.pooled import pooled_and_logits, pooled_of_texts

@@ -15,8 +15,8 @@ def nearest(train: np.ndarray, queries: np.ndarray, k: int = NEIGHBOURS,
     first, ties broken by the lower index; exact, the same as comparing every pair.
 
     Euclidean, not cosine: the head is linear in the pooled vector (logits = W p + b), so two tickets at distance r
-    differ in every logit by at most ||W||·r: near means routed alike. Cosine would ignore the vector's length, which
-    is part of how sure the head is. `exclude[q]`: a training index query q may not return (the ticket itself when
+    differ in every logit by at most ||W||·r: near means routed alike. Cosine would ignore the vector's length,
+    which is part of how sure the head is. `exclude[q]`: a training index query q may not return (the ticket itself when
     it is a training ticket). Candidates come from |a|² + |b|² − 2a·b in float64 over chunks of queries; the k +
     SPARE best are re-ranked (with every vector within rounding of the last of them) by their directly computed distance."""
     train = np.asarray(train, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Two-dimensional projections of the pooled vectors (PCA, seeded UMAP) and the seeded sample a large input is cut to."""
+"""Two-dimensional projections of the pooled vectors (PCA, seeded UMAP) and the seeded sample of a large input."""
 
 from __future__ import annotations
 

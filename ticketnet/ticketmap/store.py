@@ -1,4 +1,4 @@
-"""A router's map of a split, computed once and kept on disk, keyed by the SHA-256 of its files and of the split's CSV."""
+"""A router's map of a split, computed once and kept on disk under the SHA-256 of its files and of the split's CSV."""
 
 # Files under the store's folder (the dashboard's is $TICKETNET_CACHE/maps), every one written atomically:
 #   pooled-<split>-w<weights>-d<data>-v1.npz         every ticket's pooled vector and logits, and the ticket ids
