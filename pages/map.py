@@ -28,7 +28,7 @@ projection = controls.segmented_control(
 with st.spinner(f"Mapping the {split} split by {projection} (once per router and split)…"):
     table = ticketmap.split_map(split, projection)
 options = charts.colourings(table)
-label = controls.selectbox("Colour by", [c.label for c in options], key="map_colour")
+label = controls.container(width=220).selectbox("Colour by", [c.label for c in options], key="map_colour")
 colouring = next((c for c in options if c.label == label), options[0])
 
 frame = charts.map_frame(table, colouring, teams)

@@ -14,7 +14,8 @@ from ticketnet.ticketmap.projection import MAP_SEED, seeded_sample
 BOX = "box"                      # the interval selection's parameter name (drag a rectangle)
 CLICK = "click"                  # the point selection's (click a point; shift-click adds one)
 DRAW_LIMIT = 20_000              # points drawn; beyond, a seeded sample (the page says so)
-MAP_HEIGHT = 480
+MAP_HEIGHT = 440
+LEGEND_LABEL_PX = 130
 TEAM_COLOURS = 20                # distinct hues a legend can show legibly (Tableau 20); more teams share "other"
 OTHER_COLOUR = "#9e9e9e"
 ROUTING = {True: "routed right", False: "misrouted"}
@@ -78,18 +79,20 @@ def map_frame(table: pd.DataFrame, colouring: Colouring, teams: Sequence[str], l
 def _colour(frame: pd.DataFrame, colouring: Colouring, teams: Sequence[str]) -> alt.Color:
     if colouring.kind == "score":
         return alt.Color("colour:Q", title=colouring.title, scale=alt.Scale(scheme="viridis", domain=[0, 1]),
-                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=200))
+                         legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200))
     if colouring.kind == "flag":
         return alt.Color("colour:N", title=colouring.title,
                          scale=alt.Scale(domain=[ROUTING[True], ROUTING[False]], range=["#4c78a8", "#e45756"]),
-                         legend=alt.Legend(orient="bottom"))
+                         legend=alt.Legend(orient="top"))
     domain, other = team_domain(frame[colouring.column], teams)
     scheme = "tableau10" if len(domain) <= 10 else "tableau20"
     scale = alt.Scale(domain=domain, scheme=scheme) if other is None else alt.Scale(
         domain=[*domain, other], range=[*_TABLEAU20[:len(domain)], OTHER_COLOUR])
+    # Above the plot, so the teams are read with the points even where the page is scrolled to the map's top; three
+    # columns of 130 px labels fit the 540 px column of a 1000 px window (four ran past its right edge).
     return alt.Color("colour:N", title=colouring.title, scale=scale,
-                     legend=alt.Legend(orient="bottom", columns=4 if len(domain) > 6 else len(domain) + 1,
-                                       labelLimit=160, symbolLimit=TEAM_COLOURS + 1))
+                     legend=alt.Legend(orient="top", columns=min(3, len(domain) + (other is not None)),
+                                       labelLimit=LEGEND_LABEL_PX, symbolLimit=TEAM_COLOURS + 1))
 
 
 # Tableau 20 (Vega's "tableau20" scheme), so the kept teams get its hues and "other" a grey of its own.
@@ -98,12 +101,18 @@ _TABLEAU20 = ("#4c78a8", "#9ecae9", "#f58518", "#ffbf79", "#54a24b", "#88d27a", 
               "#9e765f", "#d8b5a5")
 
 
+def point_size(n: int) -> int:
+    """A point's area in px²: small enough that 20,000 points still show their clusters, larger for a small split."""
+    return 60 if n <= 500 else 30 if n <= 5_000 else 14
+
+
 def map_chart(frame: pd.DataFrame, colouring: Colouring, teams: Sequence[str], projection: str) -> alt.Chart:
     """Every ticket of `frame` (map_frame's) as a point; drag a box or click a point (shift-click for more) to pick
     tickets: the chart's selections are BOX (over x and y) and CLICK (by ticket_id)."""
     box = alt.selection_interval(name=BOX, encodings=["x", "y"])
     click = alt.selection_point(name=CLICK, fields=["ticket_id"], on="click", clear="dblclick")
-    size = alt.when(click, empty=False).then(alt.value(90)).otherwise(alt.value(14))
+    dot = point_size(len(frame))
+    size = alt.when(click, empty=False).then(alt.value(dot * 5)).otherwise(alt.value(dot))
     return alt.Chart(frame).mark_circle(opacity=0.75).encode(
         x=alt.X("x:Q", title=f"{projection} 1", axis=alt.Axis(labels=False, ticks=False, grid=False)),
         y=alt.Y("y:Q", title=f"{projection} 2", axis=alt.Axis(labels=False, ticks=False, grid=False)),
