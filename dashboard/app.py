@@ -45,6 +45,7 @@ PAGES = [
     st.Page(ROOT / "pages" / "interpretation.py", title="Interpretation", icon=":material/troubleshoot:"),
     st.Page(ROOT / "pages" / "corpus.py", title="Corpus", icon=":material/dataset:"),
     st.Page(ROOT / "pages" / "policy.py", title="Routing policy", icon=":material/alt_route:"),
+    st.Page(ROOT / "pages" / "map.py", title="Ticket map", icon=":material/scatter_plot:"),
 ]
 
 FORMULA_PAGES = [

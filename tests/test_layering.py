@@ -34,10 +34,11 @@ MAY_IMPORT: dict[str, set[str]] = {
                "policy"},
     "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
                 "corpus", "compare"},
+    "ticketmap": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "ticketmap"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
-              "predict", "corpus", "train", "bench", "policy", "compare"},
+              "predict", "corpus", "train", "bench", "policy", "compare", "ticketmap"},
     "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
-                 "corpus", "bench", "policy", "compare"},
+                 "corpus", "bench", "policy", "compare", "ticketmap"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")

@@ -52,7 +52,7 @@ def test_pages_import_only_the_data_layer_the_charts_and_public_names(page):
 
 
 def test_every_page_is_checked():
-    assert {p.stem for p in PAGES} >= {"tickets", "heads", "interpretation", "corpus", "policy", "formula",
+    assert {p.stem for p in PAGES} >= {"tickets", "heads", "interpretation", "corpus", "policy", "map", "formula",
                                        "verification", "cost"}
 
 

@@ -279,6 +279,49 @@ def policy_redraw(weights, data, repeats: int, resamples: int = 1000) -> dict:
             "ratio_to_target": seconds["all"] / POLICY_TARGET_S}
 
 
+def ticket_map(router: Router, valid: list[dict], train: list[dict], sizes: tuple[int, ...],
+               lookups: int = 20) -> dict:
+    """The ticket map's compute time (pooled vectors, PCA, seeded UMAP) at each size (valid's first tickets, or a
+    seeded sample of train for more), UMAP's first call in the process (numba compiling) apart, and the exact
+    neighbour lookup of single tickets over every training ticket."""
+    import os
+    import statistics
+
+    import numpy as np
+
+    from ticketnet.ticketmap import nearest, pooled_of_texts, project, seeded_sample
+
+    workers = os.cpu_count() or 1
+    warm = np.random.default_rng(0).normal(size=(200, router.model.config.d)).astype(np.float32)
+    project(warm, "PCA")                                    # scikit-learn imported before the clock starts
+    t0 = time.perf_counter()
+    project(warm, "UMAP")
+    out: dict = {"umap_first_call_200_s": time.perf_counter() - t0, "workers": workers}
+    for n in sizes:
+        rows = valid[:n] if n <= len(valid) else [train[i] for i in seeded_sample(len(train), n)]
+        t0 = time.perf_counter()
+        vectors, _ = pooled_of_texts(router, [r["text"] for r in rows], workers=workers)
+        t1 = time.perf_counter()
+        project(vectors, "PCA")
+        t2 = time.perf_counter()
+        project(vectors, "UMAP")
+        t3 = time.perf_counter()
+        out[str(len(rows))] = {"pooled_s": t1 - t0, "pca_s": t2 - t1, "umap_s": t3 - t2, "total_s": t3 - t0}
+    t0 = time.perf_counter()
+    train_vectors, _ = pooled_of_texts(router, [r["text"] for r in train], workers=workers)
+    pooled_train = time.perf_counter() - t0
+    queries, _ = pooled_of_texts(router, [r["text"] for r in valid[:lookups]])
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        nearest(train_vectors, q)
+        times.append(time.perf_counter() - t0)
+    out["neighbours"] = {"train_tickets": len(train), "pooled_train_s": pooled_train,
+                         "lookup_ms_median": 1e3 * statistics.median(times), "lookup_ms_max": 1e3 * max(times),
+                         "lookups": len(times)}
+    return out
+
+
 def efficient_attention(quick: bool) -> dict | None:
     try:
         from ticketnet.lesson.cost import bench_efficient
@@ -447,6 +490,21 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         for name, v in c.items() if isinstance(v, dict) and "page_drawn_s" in v)
         + (" ; python -m dashboard / streamlit run: " + ", ".join(f"{k} {v:.2f}" for k, v in c["ratio"].items())
            if "ratio" in c else "") + f" (median of {c['repeats']})"))
+    train = load_split(data_dir() / "train.csv")
+    tm = ticket_map(router, valid, train[:10_000] if quick else train, (1_500,) if quick else (1_500, 20_000))
+    report["ticket_map"] = tm
+    log("ticket map: " + "; ".join(f"{k} tickets {v['total_s']:.1f} s (pooled {v['pooled_s']:.1f}, PCA "
+                                   f"{v['pca_s']:.2f}, UMAP {v['umap_s']:.1f})" for k, v in tm.items() if k.isdigit())
+        + f"; UMAP's first call {tm['umap_first_call_200_s']:.1f} s (numba compiling); nearest 10 of "
+          f"{tm['neighbours']['train_tickets']:,} training tickets {tm['neighbours']['lookup_ms_median']:.1f} ms "
+          f"(their vectors {tm['neighbours']['pooled_train_s']:.1f} s, once)")
+    from ticketnet.bench.ui import map_redraw
+
+    mr = map_redraw(3 if quick else 5)
+    report["map_redraw"] = mr
+    log(f"Ticket map page at {mr['points']:,} points: redraw {mr['redraw_s_median']:.2f} s server side (max "
+        f"{mr['redraw_s_max']:.2f}; {mr['ratio_to_target']:.2f}x the 1 s target), box selection listing "
+        f"{mr['picked_rows']:,} tickets {mr['box_s_median']:.2f} s; first open {mr['first_open_s']:.1f} s")
     e = efficient_attention(quick)
     if e is not None:
         report["efficient_attention"] = e

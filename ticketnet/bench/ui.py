@@ -340,3 +340,45 @@ def cold_start(launcher: str = "python -m dashboard", page: str = "tickets", cac
             proc.wait(timeout=10)
             browser.close()
     return {"server_healthy_s": healthy, "page_drawn_s": drawn}
+
+
+MAP_REDRAW_TARGET_S = 1.0          # issue 27: the Ticket map page at 20,000 points, server side
+
+
+def map_redraw(repeats: int = 5, split: str = "train") -> dict:
+    """Server-side script time of the Ticket map page redrawing its map (every point) after a change of colouring,
+    and after a box selection that lists tickets, once the split's map is computed (the first open is reported
+    apart: it computes or reads the map). AppTest runs the page script in process, as the server does."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=900)
+    at.run()
+    t0 = time.perf_counter()
+    at.switch_page("../pages/map.py").run()
+    at.segmented_control(key="map_split").set_value(split).run()
+    first = time.perf_counter() - t0
+    if at.exception:
+        raise RuntimeError(f"the Ticket map page failed: {at.exception[0].value}")
+    import pyarrow as pa
+
+    spec = at.get("vega_lite_chart")[0].proto
+    points = sum(pa.ipc.open_stream(d.data.data).read_all().num_rows for d in spec.datasets) or None
+    colours = list(at.selectbox(key="map_colour").options)
+    redraws, boxes = [], []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        at.selectbox(key="map_colour").select(colours[(i + 1) % len(colours)]).run()
+        redraws.append(time.perf_counter() - t0)
+    for i in range(repeats):
+        at.session_state[f"map_{split}_PCA"] = {"selection": {"box": {"x": [-1.0 - i * 0.1, 1.0],
+                                                                      "y": [-1.0, 1.0]}, "click": []}}
+        t0 = time.perf_counter()
+        at.run()
+        boxes.append(time.perf_counter() - t0)
+    if at.exception:
+        raise RuntimeError(f"the Ticket map page failed: {at.exception[0].value}")
+    median = statistics.median(redraws)
+    return {"split": split, "points": points, "first_open_s": first, "redraw_s_median": median,
+            "redraw_s_max": max(redraws), "box_s_median": statistics.median(boxes), "box_s_max": max(boxes),
+            "picked_rows": len(next((d.value for d in at.dataframe if "heads" in d.value.columns), [])),
+            "repeats": repeats, "ratio_to_target": median / MAP_REDRAW_TARGET_S}

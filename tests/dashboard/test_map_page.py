@@ -1,0 +1,118 @@
+"""The Ticket map page in AppTest: Larkfield's router and routers with 4 and 12 odd team names; a box or a click picks
+tickets into the table, a picked row shows its nearest training tickets, every link keeps the router."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from tests.conftest import ODD_TEAMS, app_test
+
+MAP = "../pages/map.py"
+
+
+def _ok(at, where: str) -> None:
+    assert not at.exception, (where, [e.value for e in at.exception])
+    assert not at.error, (where, [e.value for e in at.error])
+
+
+def _open_map(**query):
+    at = app_test(timeout=300, **query).run()
+    at.switch_page(MAP).run()
+    _ok(at, "map")
+    return at
+
+
+def _stored_map(weights, data, projection: str = "PCA", split: str = "valid"):
+    """The map the page drew, read back from the store it wrote ($TICKETNET_CACHE/maps)."""
+    from ticketnet import Router, paths
+    from ticketnet.ticketmap import MapStore
+
+    return MapStore(paths.cache_dir() / "maps", Router.load(weights), weights).split_map(projection, split,
+                                                                                         data / f"{split}.csv")
+
+
+def _table_key(ids) -> str:
+    return "map_table_" + hashlib.sha1("\n".join(ids).encode("utf-8")).hexdigest()[:12]
+
+
+def _picked(at):
+    return next(d.value for d in at.dataframe if "heads" in d.value.columns)
+
+
+def test_larkfield_box_picks_the_tickets_inside_and_a_row_shows_its_nearest_training_tickets(app_env, artifacts):
+    at = _open_map()
+    assert at.title[0].value == "Ticket map"
+    assert at.segmented_control(key="map_split").options == ["valid", "test", "train sample", "handwritten"]
+    assert [o for o in at.selectbox(key="map_colour").options] == ["true team", "predicted team", "confidence",
+                                                                  "misrouted"]
+    assert len(at.get("vega_lite_chart")) == 1
+    table = _stored_map(artifacts.weights, artifacts.data)
+    assert len(table) == 1_500
+    x0, x1 = table["x"].quantile([0.4, 0.6])
+    y0, y1 = table["y"].quantile([0.3, 0.7])
+    at.session_state["map_valid_PCA"] = {"selection": {"box": {"x": [x1, x0], "y": [y0, y1]}, "click": []}}
+    at.run()
+    _ok(at, "box")
+    want = table[table["x"].between(x0, x1) & table["y"].between(y0, y1)]["ticket_id"].tolist()
+    picked = _picked(at)
+    assert picked["ticket_id"].tolist() == want and len(want) > 10
+    assert picked["heads"].iloc[0] == f"heads?ticket={want[0]}"
+    at.session_state[_table_key(want)] = {"selection": {"rows": [2], "columns": []}}
+    at.run()
+    _ok(at, "row")
+    near = next(d.value for d in at.dataframe if "routed_as" in d.value.columns)
+    assert len(near) == 10 and near["distance"].is_monotonic_increasing
+    assert at.session_state["picked_ticket"] == want[2]
+    from ticketnet.data.tickets import load_split
+
+    labels = {r["ticket_id"]: r["team"] for r in load_split(artifacts.data / "train.csv")}
+    assert all(labels[t] == team for t, team in zip(near["ticket_id"], near["team"]))
+    row = table.set_index("ticket_id").loc[want[2]]
+    assert near["agrees"].tolist() == [team == row["team"] for team in near["team"]]
+
+
+def test_a_colour_change_keeps_the_map_and_misrouted_colours_two_ways(app_env):
+    at = _open_map()
+    at.selectbox(key="map_colour").select("misrouted").run()
+    _ok(at, "misrouted")
+    spec = at.get("vega_lite_chart")[0].proto.spec
+    assert "misrouted" in spec and "routed right" in spec
+
+
+@pytest.fixture
+def routers_env(app_env, other_routers, monkeypatch, tmp_path):
+    monkeypatch.setenv("TICKETNET_ROUTERS", str(other_routers))
+    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
+    return other_routers
+
+
+@pytest.mark.parametrize("name,teams", [("helpdesk", ODD_TEAMS[:4]), ("ops", ODD_TEAMS)])
+def test_a_router_with_odd_team_names_maps_and_links_with_its_router(routers_env, name, teams):
+    at = _open_map(router=name)
+    assert at.segmented_control(key="map_split").options == ["valid", "test", "train"]
+    folder = routers_env / name
+    table = _stored_map(folder / "router.pt", folder / "data")
+    assert set(table["team"]) <= set(teams) and set(table["predicted"]) <= set(teams)
+    clicked = table["ticket_id"].iloc[1]
+    at.session_state["map_valid_PCA"] = {"selection": {"box": {}, "click": [{"ticket_id": clicked}]}}
+    at.run()
+    _ok(at, "click")
+    picked = _picked(at)
+    assert picked["ticket_id"].tolist() == [clicked]
+    assert picked["heads"].iloc[0] == f"heads?ticket={clicked}&router={name}"
+    near = next(d.value for d in at.dataframe if "routed_as" in d.value.columns)    # one ticket: shown at once
+    assert 0 < len(near) <= 10 and set(near["team"]) <= set(teams)
+    assert at.session_state["_router"] == name and at.query_params["router"] == name
+
+
+def test_umap_on_a_small_router(routers_env):
+    at = _open_map(router="helpdesk")
+    at.segmented_control(key="map_projection").set_value("UMAP").run()
+    _ok(at, "umap")
+    folder = routers_env / "helpdesk"
+    table = _stored_map(folder / "router.pt", folder / "data", "UMAP")
+    assert len(table) > 0 and table[["x", "y"]].notna().all().all()
+    spec = at.get("vega_lite_chart")[0].proto.spec
+    assert "UMAP 1" in spec
