@@ -30,10 +30,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus"},
+    "labels": {"_runtime", "paths", "data", "nn", "card", "router", "metrics", "baseline", "train", "predictions",
+               "interpret", "corpus", "labels"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
-              "predict", "corpus", "train", "bench"},
+              "predict", "corpus", "train", "labels", "bench"},
     "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
-                 "corpus", "bench"},
+                 "corpus", "labels", "bench"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")
