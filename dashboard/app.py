@@ -44,6 +44,7 @@ PAGES = [
     st.Page(ROOT / "pages" / "heads.py", title="Heads", icon=":material/grid_on:"),
     st.Page(ROOT / "pages" / "interpretation.py", title="Interpretation", icon=":material/troubleshoot:"),
     st.Page(ROOT / "pages" / "corpus.py", title="Corpus", icon=":material/dataset:"),
+    st.Page(ROOT / "pages" / "label_issues.py", title="Label issues", icon=":material/rule:"),
 ]
 
 FORMULA_PAGES = [
