@@ -63,8 +63,8 @@ st.caption(f"{len(table):,} tickets of the **{md_escape(result.split)}** split �
 
 metrics = st.container(horizontal=True, gap="medium")
 metrics.metric("tickets", f"{len(table):,}", width="content")
-metrics.metric("flagged by cleanlab", f"{flagged:,}", f"{flagged / max(1, len(table)):.1%} of the split",
-               delta_color="off", width="content")
+metrics.metric("flagged by cleanlab", f"{flagged:,}", width="content",
+               help=f"{flagged / max(1, len(table)):.1%} of the split, at cleanlab's default (prune by noise rate)")
 metrics.metric("out-of-fold accuracy", f"{(table['given_team'] == table['suggested_team']).mean():.3f}",
                help="how often the fold models agree with the given label", width="content")
 
@@ -74,8 +74,6 @@ row = st.container(horizontal=True, gap="large")
 with row.container(width="content"):
     st.subheader("Label quality per team")
     ui.chart(label_charts.quality_chart, ranked.quality, width="content")
-    st.subheader("Scores")
-    ui.chart(label_charts.score_chart, table[["score", "flagged"]], width="content")
 with row.container(width="content"):
     st.subheader("Overlapping teams")
     st.caption("Tickets cleanlab estimates could belong to either team of a pair: candidates to merge, or to tell "
@@ -99,7 +97,7 @@ view = label_data.filtered(table, None if given == ANY else given, None if sugge
 st.caption(f"{len(view):,} of {len(table):,} tickets match · ranked by score, flagged first · click a row to pick "
            "that ticket for the Heads and Interpretation pages")
 shown = view.head(2_000)
-columns = [c for c in ("rank", "ticket_id", "text", "given_team", "suggested_team", "score", "p_given",
+columns = [c for c in ("rank", "ticket_id", "given_team", "suggested_team", "score", "p_given", "text",
                        "p_suggested", "flagged") if c in shown.columns]
 event = st.dataframe(shown[columns], key=f"{TABLE_KEY}_{hash((given, suggested, tuple(score), only, result.path))}",
                      on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch", height=420,

@@ -64,31 +64,3 @@ def quality_chart(quality: pd.DataFrame) -> alt.Chart:
                  alt.Tooltip("label_issues:Q", format=",", title="estimated wrong labels"),
                  alt.Tooltip("tickets:Q", format=",")],
     ).properties(width=QUALITY_PX, height=alt.Step(22 if len(df) > 8 else 26))
-
-
-def score_frame(table: pd.DataFrame, bins: int = 20) -> pd.DataFrame:
-    """Tickets per label-quality score bin, flagged and not."""
-    edges = [i / bins for i in range(bins + 1)]
-    cut = pd.cut(table["score"].clip(0, 1), edges, include_lowest=True, labels=False)
-    rows = []
-    for flagged in (True, False):
-        counts = cut[table["flagged"] == flagged].value_counts().reindex(range(bins), fill_value=0)
-        rows += [{"start": edges[i], "end": edges[i + 1], "tickets": int(c),
-                  "cleanlab": "flagged" if flagged else "not flagged"} for i, c in counts.items()]
-    return pd.DataFrame(rows, columns=["start", "end", "tickets", "cleanlab"])
-
-
-def score_chart(table: pd.DataFrame) -> alt.Chart:
-    """How the label-quality scores spread, the flagged tickets in their own colour (log scale: most are high)."""
-    df = score_frame(table)
-    df = df[df["tickets"] > 0]
-    return alt.Chart(df).mark_bar().encode(
-        x=alt.X("start:Q", bin="binned", title="label-quality score (low: doubtful)", scale=alt.Scale(domain=[0, 1])),
-        x2="end:Q",
-        y=alt.Y("tickets:Q", title="tickets", stack=True, scale=alt.Scale(type="symlog")),
-        color=alt.Color("cleanlab:N", scale=alt.Scale(domain=["flagged", "not flagged"],
-                                                       range=["#d95f02", "#7f7f7f"]),
-                        legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=[alt.Tooltip("start:Q", format=".2f"), alt.Tooltip("end:Q", format=".2f"), "cleanlab:N",
-                 alt.Tooltip("tickets:Q", format=",")],
-    ).properties(width=QUALITY_PX, height=160)

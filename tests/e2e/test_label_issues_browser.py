@@ -68,7 +68,7 @@ def test_the_label_issues_page_draws_and_picks(server, router, width, theme):
             settle(pg)
             no_exception(pg)
             pg.get_by_text("No out-of-fold result from the router", exact=False).first.wait_for()
-            pg.get_by_role("button", name=re.compile("baseline")).first.click()
+            pg.get_by_text("baseline (TF-IDF", exact=False).first.click()        # the source picker
             settle(pg)
             pg.get_by_role("heading", name="Labels to doubt").wait_for()
             no_exception(pg)
