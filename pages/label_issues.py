@@ -18,6 +18,7 @@ st.caption("A router is only as good as its labels. Each ticket is scored by a m
            "(k-fold, out-of-fold probabilities); cleanlab's confident learning then flags the labels those "
            "probabilities contradict and ranks every ticket by a label-quality score (low: doubtful).")
 
+st.session_state.setdefault("labels_source", label_data.SOURCES[0])   # drawn selected, not blank
 source = st.segmented_control("Probabilities from", list(label_data.SOURCES), key="labels_source", required=True,
                               format_func=label_data.SOURCE_LABELS.get, width="content") or label_data.SOURCES[0]
 found = label_data.results(source)
