@@ -42,14 +42,17 @@ def rank_issues(oof: OutOfFold, texts: Mapping[str, str] | None = None, method: 
                 truth: Mapping[str, bool] | None = None) -> pd.DataFrame:
     """Every ticket with its given team, the suggested team (the out-of-fold argmax), the label-quality score
     (cleanlab.rank.get_label_quality_scores, lower: more doubtful), and `flagged` (cleanlab.filter.find_label_issues
-    at its defaults); sorted by score, flagged first. `truth`: ticket id → wrongly labelled, for measuring."""
+    at its default filter); sorted by score, flagged first. `truth`: ticket id → wrongly labelled, for measuring."""
     from cleanlab.filter import find_label_issues
     from cleanlab.rank import get_label_quality_scores
 
     _check(oof, method)
     present, labels, probs = _present(oof)
     score = get_label_quality_scores(labels, probs, method=method)
-    flagged = find_label_issues(labels, probs)
+    # One process: by default cleanlab forks a multiprocessing pool per call and hands it the data through module
+    # globals, which in the dashboard's threaded server hung the page (a fork under held locks) and would mix two
+    # sessions' data; the result does not depend on n_jobs.
+    flagged = find_label_issues(labels, probs, n_jobs=1)
     suggested = present[probs.argmax(1)]
     teams = np.array(oof.teams, dtype=object)
     frame = pd.DataFrame({
