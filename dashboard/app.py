@@ -46,6 +46,7 @@ PAGES = [
     st.Page(ROOT / "pages" / "corpus.py", title="Corpus", icon=":material/dataset:"),
     st.Page(ROOT / "pages" / "policy.py", title="Routing policy", icon=":material/alt_route:"),
     st.Page(ROOT / "pages" / "map.py", title="Ticket map", icon=":material/scatter_plot:"),
+    st.Page(ROOT / "pages" / "label_issues.py", title="Label issues", icon=":material/rule:"),
 ]
 
 FORMULA_PAGES = [

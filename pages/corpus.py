@@ -20,7 +20,7 @@ CONFUSION_KEY = "corpus_confusion"
 CONFUSION_RESET = "_corpus_confusion_reset"       # bumped to draw the matrix afresh, its selection cleared
 # Widths of the ticket filters: each label and value whole on one line ("Predicted team", "any", "input order");
 # the row wraps where the window is narrow.
-FILTER_WIDTHS = (150, 150, 150, 140, 170, 230, 230)
+FILTER_WIDTHS = (150, 150, 150, 140, 170, 230, 230, 230)
 
 st.title("Corpus")
 st.caption("A whole ticket stream, interpreted ticket by ticket on a Dask cluster (`python -m ticketnet scan`): where "
@@ -246,6 +246,11 @@ disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, step=0.01, k
                        help="(1 − Kendall τ between rollout and the deletion effect) / 2: 0 = rollout ranks the words "
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
 sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
+has_doubt = labelled and corpus_data.has_label_confidence(scan)
+doubt = f[7].slider("Labels the router doubts", 0.0, 1.0, 1.0, step=0.01, key="corpus_doubt",
+                    disabled=not has_doubt,
+                    help="tickets whose given team the router gives a probability below this (1: every ticket)"
+                    + ("" if has_doubt else "; this scan has no labels, or was made before scans carried it"))
 corpus_data.remember(names[0], teams[0])         # the choices above, kept and written to the URL
 if cell:                                          # a confusion cell narrows the teams, as on the Tickets page
     pred, true = cell.get("predicted", pred), cell.get("true", true)
@@ -258,7 +263,8 @@ if cell:                                          # a confusion cell narrows the
         st.rerun()
 filters = corpus_data.Filters(token=token or "", team="" if pred == corpus_data.ANY else pred,
                               label="" if true == corpus_data.ANY else true, misrouted=bool(misrouted),
-                              confidence=tuple(conf), disagreement=tuple(disagree), sort=sort)
+                              confidence=tuple(conf), disagreement=tuple(disagree), sort=sort,
+                              label_confidence_below=float(doubt) if has_doubt else 1.0)
 view, total = corpus_data.tickets(scan, filters)
 st.caption(f"{total:,} of {summary['tickets']:,} tickets match" + (f"; the first {len(view):,} are listed"
                                                                      if total > len(view) else "")
@@ -269,6 +275,7 @@ event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun"
                          "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
                          "text": st.column_config.TextColumn("text", width="large"),
                          "label": st.column_config.TextColumn("true team"),
+                         "label_confidence": st.column_config.NumberColumn("p(true team)", format="%.2f"),
                          "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0,
                                                                        format="%.2f"),
                          DISAGREEMENT: st.column_config.NumberColumn("attention disagrees", format="%.2f"),

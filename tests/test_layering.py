@@ -35,10 +35,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
                 "corpus", "compare"},
     "ticketmap": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "ticketmap"},
+    "labels": {"_runtime", "paths", "data", "nn", "card", "router", "metrics", "baseline", "train", "predictions",
+               "interpret", "corpus", "labels"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
-              "predict", "corpus", "train", "bench", "policy", "compare", "ticketmap"},
+              "predict", "corpus", "train", "bench", "policy", "compare", "ticketmap", "labels"},
     "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
-                 "corpus", "bench", "policy", "compare", "ticketmap"},
+                 "corpus", "bench", "policy", "compare", "ticketmap", "labels"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")

@@ -77,6 +77,16 @@ def policy_summary(scan: query.Scan) -> dict | None:
     return _policy_summary(str(scan.folder), stamp(scan.folder / "summary.json"))
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _has_label_confidence(folder: str, key: tuple) -> bool:
+    return query.has_label_confidence(query.open_scan(folder))
+
+
+def has_label_confidence(scan: query.Scan) -> bool:
+    """Whether the scan's tickets carry the router's probability of their given team (for "labels it doubts")."""
+    return _has_label_confidence(str(scan.folder), stamp(scan.folder / "summary.json"))
+
+
 def shipped_inputs() -> list[Path]:
     return [model.data_folder() / "valid.csv", model.data_folder() / "test.csv"]
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from distributed import WorkerPlugin, get_worker
@@ -54,3 +57,33 @@ def scan_and_release(router, part: Partition, level: str, out: str) -> dict:
         return scan_partition(router, part, level, Path(out))
     finally:
         release_freed_memory()
+
+
+@contextmanager
+def dask_client(scheduler: str | None, workers: int | None, log: Callable[[str], None] = lambda _m: None) -> Iterator:
+    """A Dask client on the scheduler at `scheduler`, else on a local cluster of `workers` processes (default one per
+    core) with one thread each, closed (with the cluster) on leaving."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    cluster = client = None
+    try:
+        if scheduler:
+            log(f"connecting to the Dask scheduler at {scheduler}")
+            client = Client(scheduler, timeout="30s")
+        else:
+            n = workers or os.cpu_count() or 1
+            log(f"starting a local Dask cluster: {n} worker process(es), one torch thread each")
+            # The workers' statistical profiler samples the task thread's stack every 10 ms for Dask's dashboard,
+            # which a local run does not start; on a machine with one core per worker that sampling takes from the
+            # work itself. The nannies hand this setting to the worker processes they start.
+            with dask.config.set({"distributed.worker.profile.enabled": False}):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=40)
+            client = Client(cluster)
+        yield client
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()

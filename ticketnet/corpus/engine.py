@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -88,27 +87,11 @@ def _run_synchronous(parts: list[Partition], level: str, out: Path, weights: Pat
 def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Path, sha256: str,
                      scheduler: str | None, workers: int | None, done: Callable[[dict], None],
                      log: Callable[[str], None], run: dict) -> None:
-    import dask
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
-    from ticketnet.corpus.cluster import RouterPlugin, run_partition
+    from ticketnet.corpus.cluster import RouterPlugin, dask_client, run_partition
 
-    cluster = None
-    client = None
-    try:
-        if scheduler:
-            log(f"connecting to the Dask scheduler at {scheduler}")
-            client = Client(scheduler, timeout="30s")
-        else:
-            n = workers or os.cpu_count() or 1
-            log(f"starting a local Dask cluster: {n} worker process(es), one torch thread each")
-            # The workers' statistical profiler samples the task thread's stack every 10 ms for Dask's dashboard,
-            # which a local scan does not start; on a machine with one core per worker that sampling takes from the
-            # scan itself. The nannies hand this setting to the worker processes they start.
-            with dask.config.set({"distributed.worker.profile.enabled": False}):
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=40)
-            client = Client(cluster)
+    with dask_client(scheduler, workers, log) as client:
         client.register_plugin(RouterPlugin(str(weights), sha256))
         run["workers"], run["ready"] = len(client.scheduler_info()["workers"]), time.perf_counter()
         # Tasks carry a partition (file path and row range) only; a task lost with its worker is run again.
@@ -120,11 +103,6 @@ def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Pat
             done(future.result())
         # Each worker's peak memory (the process's maximum resident set since it started): flat as the corpus grows.
         run["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def merge(out: Path, level: str, teams, itos, blocks: int) -> dict:

@@ -43,6 +43,7 @@ class Filters:
     confidence: tuple[float, float] = (0.0, 1.0)
     disagreement: tuple[float, float] = (0.0, 1.0)
     sort: str = "input order"
+    label_confidence_below: float = 1.0  # labels the router doubts: its probability of the given team below this
 
 
 def is_scan(folder: str | Path) -> bool:
@@ -85,7 +86,21 @@ def _where(scan: Scan, f: Filters) -> tuple[str, list]:
     if scan.level != "route" and (lo, hi) != (0.0, 1.0):
         clauses.append("disagreement BETWEEN ? AND ?")
         params += [float(lo), float(hi)]
+    if f.label_confidence_below < 1.0 and has_label_confidence(scan):
+        clauses.append("label_confidence < ?")
+        params.append(float(f.label_confidence_below))
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def has_label_confidence(scan: Scan) -> bool:
+    """Whether the scan's ticket rows carry `label_confidence` (scans made before it was added do not)."""
+    import pyarrow.parquet as pq
+
+    first = next(iter(sorted((scan.folder / "tickets").glob("*.parquet"))), None)
+    return first is not None and LABEL_CONFIDENCE in pq.read_schema(first).names
+
+
+LABEL_CONFIDENCE = "label_confidence"
 
 
 def _connect():
@@ -100,6 +115,8 @@ def tickets(scan: Scan, f: Filters, limit: int = 500) -> tuple[pd.DataFrame, int
     """The first `limit` tickets matching `f` in its sort order, and how many match in all."""
     where, params = _where(scan, f)
     cols = [c for c in LIST_COLUMNS if scan.level != "route" or not c.startswith((DISAGREEMENT, "top_"))]
+    if has_label_confidence(scan):
+        cols.insert(cols.index("confidence") + 1, LABEL_CONFIDENCE)
     order = SORTS.get(f.sort, "row")
     if scan.level == "route":
         order = order.replace("disagreement DESC NULLS LAST, ", "")

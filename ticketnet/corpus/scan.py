@@ -73,11 +73,15 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
         "truncated": [e.truncated for e in encoded],
     })
     label = [r.get("team") if r.get("team") in teams else None for r in rows]
+    label_p = np.full(len(rows), np.nan)                  # the router's probability of the given team, if any
     token_sums = effect_hist = occurrences = None
     all_probs: list = [None] * len(rows)                  # for a stored policy's auto and team_set columns
     if level == "route":
         probs = router.predict_encoded(encoded)
         all_probs = list(probs.double().numpy())
+        for i, lab in enumerate(label):
+            if lab is not None:
+                label_p[i] = float(probs[i, teams.index(lab)])
         conf, pred = probs.max(dim=1)
         frame = pd.DataFrame({"n": [len(e.ids) for e in encoded], "predicted": [teams[i] for i in pred.tolist()],
                               "label": label})
@@ -93,6 +97,8 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
             toks = encoded[i].tokens
             all_probs[i] = p.double().numpy()
             extras[i] = {"confidence": float(p.max()), **_top(sig[signals.ROLLOUT.name], toks, "top_rollout")}
+            if label[i] is not None:
+                label_p[i] = float(p[teams.index(label[i])])
             if effect is None:                                     # one token: nothing to delete
                 extras[i].update(_top(torch.empty(0), toks, "top_effect"))
                 return
@@ -129,6 +135,7 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
     tickets["label"] = pd.array(label, dtype="string")
     tickets["correct"] = pd.array([None if lab is None else lab == p for lab, p in zip(label, frame["predicted"])],
                                   dtype="boolean")
+    tickets["label_confidence"] = label_p                 # low: a label the router doubts (NaN: no label)
     rest = frame.drop(columns=["n", "predicted", "label"])
     tickets = pd.concat([tickets, rest, extra], axis=1)
     policy = load_policy(router.meta)
