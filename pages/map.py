@@ -27,13 +27,16 @@ projection = controls.segmented_control(
          "together (seeded, so the same every time; slower, computed once per router and split).") or "PCA"
 with st.spinner(f"Mapping the {split} split by {projection} (once per router and split)…"):
     table = ticketmap.split_map(split, projection)
+table, label_source = ticketmap.with_label_quality(table, split)
 options = charts.colourings(table)
 label = controls.container(width=220).selectbox("Colour by", [c.label for c in options], key="map_colour")
 colouring = next((c for c in options if c.label == label), options[0])
 
 frame = charts.map_frame(table, colouring, teams)
 notes = [n for n in (charts.sampled_note(len(frame), len(ticketmap.texts(split))),
-                     charts.legend_note(frame, colouring, teams)) if n]
+                     charts.legend_note(frame, colouring, teams),
+                     f"Label-issue scores from the {label_source} (Label issues page)."
+                     if label_source and colouring.column == ticketmap.LABEL_QUALITY else None) if n]
 if notes:
     st.caption(" ".join(md_escape(n) for n in notes))
 event = st.altair_chart(charts.map_chart(frame, colouring, teams, projection), key=f"map_{split}_{projection}",

@@ -82,6 +82,26 @@ def split_map(split: str, projection: str) -> pd.DataFrame:
         fail(f"The {split} split could not be mapped.", str(exc), "Fix or remove that ticket, then reload.")
 
 
+def with_label_quality(table: pd.DataFrame, split: str) -> tuple[pd.DataFrame, str | None]:
+    """The map table with a label_quality column (cleanlab's score, lower: more doubtful) from the newest
+    label-issues result on this split, from the source the Label issues page has picked (else the router's, then
+    the baseline's), and which result that is; the table unchanged, and None, when there is none."""
+    from dashboard.data import labels
+
+    picked = st.session_state.get("labels_source")
+    for source in dict.fromkeys([s for s in (picked, *labels.SOURCES) if s in labels.SOURCES]):
+        for result in labels.results(source):
+            if result.split != split:
+                continue
+            ranked = labels.ranked(result)
+            if ranked is None:                                  # the split changed since it was computed
+                continue
+            scores = ranked.table.set_index("ticket_id")["score"]
+            return (table.assign(**{LABEL_QUALITY: table["ticket_id"].map(scores).to_numpy()}),
+                    f"{source} out-of-fold probabilities, {result.label}")
+    return table, None
+
+
 @cached_on_weights(max_entries=8, resource=True)
 def _pooled(split: str, data_key: tuple):
     with _lock():

@@ -8,6 +8,7 @@ import hashlib
 import pytest
 
 from tests.conftest import ODD_TEAMS, app_test
+from tests.dashboard.test_label_issues_page import larkfield  # noqa: F401 - the fixture: a router with a cached result
 
 MAP = "../pages/map.py"
 
@@ -116,3 +117,37 @@ def test_umap_on_a_small_router(routers_env):
     assert len(table) > 0 and table[["x", "y"]].notna().all().all()
     spec = at.get("vega_lite_chart")[0].proto.spec
     assert "UMAP 1" in spec
+
+
+def test_a_label_issues_result_colours_the_map_by_its_score(larkfield):
+    from dashboard.data import labels
+    from ticketnet.labels import oof as label_oof
+
+    at = _open_map()
+    at.segmented_control(key="map_split").set_value("train").run()
+    _ok(at, "train")
+    assert "label-issue score" in at.selectbox(key="map_colour").options
+    at.selectbox(key="map_colour").set_value("label-issue score").run()
+    _ok(at, "label quality")
+    assert any("Label-issue scores from the baseline out-of-fold probabilities" in c.value.replace("\\", "")
+               for c in at.caption)
+    # The colours drawn are cleanlab's scores of the cached result, ticket by ticket.
+    from ticketnet.labels.issues import rank_issues
+
+    (path,) = label_oof.cached_results(larkfield)
+    scores = rank_issues(label_oof.read_cache(path, None)).set_index("ticket_id")["score"]
+    spec = at.get("vega_lite_chart")[0].proto
+    import json
+
+    drawn = [row for ds in json.loads(spec.spec).get("datasets", {}).values() for row in ds]
+    drawn += [row for d in spec.datasets for row in _arrow_rows(d)]
+    coloured = {r["ticket_id"]: r["colour"] for r in drawn if "colour" in r and "ticket_id" in r}
+    assert len(coloured) == len(scores) == 600 and labels.SOURCES
+    assert all(abs(coloured[t] - scores[t]) < 1e-9 for t in scores.index)
+
+
+def _arrow_rows(dataset) -> list[dict]:
+    import pyarrow as pa
+
+    table = pa.ipc.open_stream(dataset.data.data).read_all()
+    return table.to_pylist()
