@@ -30,10 +30,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus"},
+    "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
+                "corpus", "compare"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
-              "predict", "corpus", "train", "bench"},
+              "predict", "corpus", "train", "bench", "compare"},
     "__main__": {"_runtime", "paths", "data", "card", "router", "predictions", "predict", "train", "interpret",
-                 "corpus", "bench"},
+                 "corpus", "bench", "compare"},
     "__init__": {"paths", "data", "nn", "lens", "router", "interpret"},
 }
 TOOLING = ("streamlit", "playwright", "dashboard", "ticketnet.bench")
