@@ -201,3 +201,12 @@ def test_head_importance_reads_only_the_tickets_whose_team_the_router_knows():
     np.testing.assert_allclose(got["support_prob"], expected["support_prob"])
     with pytest.raises(ValueError, match="knows none"):
         head_importance_on(r, TEXTS, ["nobody"] * len(TEXTS))
+
+
+def test_the_shape_check_reads_router_json_configs_without_weights():
+    from ticketnet.compare import shape_mismatch
+
+    a, b = make_router(0), make_router(0, h=2, d=16)
+    assert shape_mismatch(a.model.config.to_dict(), b.model.config.to_dict()) == shape_mismatch(a, b)
+    assert shape_mismatch(a, b).startswith("the routers have different shapes")
+    assert shape_mismatch(a.model.config.to_dict(), make_router(4, d=32, d_ff=16).model.config.to_dict()) is None

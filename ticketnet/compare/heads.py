@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,18 +30,28 @@ DIVERGENCE_COLUMNS = ("block", "head", "jsd", "tickets")
 IMPORTANCE_MEASURES = ("accuracy_drop", "support_logit_diff")
 
 
-def shape_of(router: Router) -> tuple[int, int]:
-    """(blocks, heads per block): what pairs one router's heads with another's."""
-    return router.model.config.n_blocks, router.model.config.h
+def shape_of(router: Router | Mapping) -> tuple[int, int]:
+    """(blocks, heads per block) of a router, or of the "config" of its router.json (no weights needed): what pairs
+    one router's heads with another's."""
+    config = router if isinstance(router, Mapping) else router.model.config.to_dict()
+    return int(config["n_blocks"]), int(config["h"])
+
+
+def shape_mismatch(router_a: Router | Mapping, router_b: Router | Mapping) -> str | None:
+    """Why the two routers' heads cannot be paired (one readable line), or None when they have as many blocks and
+    heads per block. Routers or their router.json configs."""
+    (la, ha), (lb, hb) = shape_of(router_a), shape_of(router_b)
+    if (la, ha) == (lb, hb):
+        return None
+    return (f"the routers have different shapes (A: {la} block(s) of {ha} heads, B: {lb} block(s) of {hb} heads), "
+            "so their heads cannot be paired; per-head comparison needs routers of the same shape")
 
 
 def check_same_shape(router_a: Router, router_b: Router) -> None:
-    """ValueError with one readable line unless both routers have as many blocks and heads per block."""
-    (la, ha), (lb, hb) = shape_of(router_a), shape_of(router_b)
-    if (la, ha) != (lb, hb):
-        raise ValueError(f"the routers have different shapes (A: {la} block(s) of {ha} heads, B: {lb} block(s) of "
-                         f"{hb} heads), so their heads cannot be paired; per-head comparison needs routers of the "
-                         "same shape")
+    """ValueError with `shape_mismatch`'s line unless both routers have as many blocks and heads per block."""
+    problem = shape_mismatch(router_a, router_b)
+    if problem:
+        raise ValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -135,16 +145,18 @@ def attention_divergence(router_a: Router, router_b: Router, texts: Sequence[str
                         columns=list(DIVERGENCE_COLUMNS))
 
 
-def head_importance_on(router: Router, texts: Sequence[str], teams: Sequence[str], chunk_size: int = 128) -> pd.DataFrame:
+def head_importance_on(router: Router, texts: Sequence[str], teams: Sequence[str], chunk_size: int = 128,
+                       progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """The existing head importance (`ticketnet.interpret.methods.heads.head_importance_by_length`, target: the true
     team) of one router over the tickets whose true team (`teams`, one per text) it knows: block, head, accuracy,
-    accuracy_drop, support_logit_diff, support_prob. ValueError when it knows none of them."""
+    accuracy_drop, support_logit_diff, support_prob; `progress(done, total)` after each chunk. ValueError when it
+    knows none of them."""
     own = list(router.teams)
     keep = [i for i, team in enumerate(teams) if team in own]
     if not keep:
         raise ValueError("the router knows none of these tickets' teams; its head importance cannot be measured here")
     return head_importance_by_length(router.model, [router.encode(texts[i]).ids for i in keep],
-                                     [own.index(teams[i]) for i in keep], chunk_size)
+                                     [own.index(teams[i]) for i in keep], chunk_size, progress)
 
 
 def head_changes(divergence: pd.DataFrame, importance_a: pd.DataFrame | None,
