@@ -1,4 +1,4 @@
-"""Command line: `python -m ticketnet {synth,train,baseline,evaluate,predictions,predict,scan,bench}`; errors print one line and exit non-zero."""
+"""Command line: `python -m ticketnet {synth,train,baseline,evaluate,predictions,predict,scan,compare,compare-scans,bench}`; errors print one line and exit non-zero."""
 
 from __future__ import annotations
 
@@ -83,6 +83,8 @@ def _train(args: argparse.Namespace) -> int:
                       threads=args.threads, recipe=args.recipe, **sizes)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
+    if args.keep_all_seeds and not args.seeds:
+        raise ValueError("--keep-all-seeds keeps every run of a seed search; give --seeds too (e.g. --seeds 0-4)")
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -93,14 +95,16 @@ def _train(args: argparse.Namespace) -> int:
         texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
         columns = ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
                                 id_given=args.id_column is not None, text_given=bool(args.text_column))
-        card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log)
+        card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log,
+                            keep_all=args.keep_all_seeds)
     else:
         if data is not None and not data.is_dir():
             raise ValueError(f"--data {data}: no such file or folder")
         if args.text_column or args.team_column or args.id_column or args.split != DEFAULT_SPLIT:
             raise ValueError("--text-column, --team-column, --id-column and --split apply to --data FILE (an "
                              "export), not to a folder of train/valid/test CSVs")
-        card = train_seeds(args.seeds, data, out, cfg, log) if args.seeds else train(data, out, cfg, log)
+        card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds) if args.seeds
+                else train(data, out, cfg, log))
     _report(card)
     return 0
 
@@ -221,6 +225,40 @@ def _scan(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- compare (issue 25): two routers on one split, two scans of one input -------------------------------------------
+def _write_json(path: str, result: dict) -> None:
+    import json
+
+    from ticketnet._runtime.atomic import write_atomic
+
+    write_atomic(Path(path), (json.dumps(result, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    print(f"written to {path}")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ticketnet.compare.report import compare_lines
+    from ticketnet.compare.tables import compare_routers
+
+    if args.resamples < 1:
+        raise ValueError(f"--resamples {args.resamples}: needs at least 1")
+    result = compare_routers(Path(args.router_a), Path(args.router_b), args.split, args.resamples, args.seed)
+    print("\n".join(compare_lines(result)))
+    if args.out:
+        _write_json(args.out, result)
+    return 0
+
+
+def _compare_scans(args: argparse.Namespace) -> int:
+    from ticketnet.compare.report import scans_lines
+    from ticketnet.compare.scans import compare_scans
+
+    result = compare_scans(Path(args.scan_a), Path(args.scan_b), sample=args.sample, words=args.words)
+    print("\n".join(scans_lines(result)))
+    if args.out:
+        _write_json(args.out, result)
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from ticketnet.bench.report import main as bench_main
     from ticketnet.paths import ROUTER_ENV
@@ -278,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
                        help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
                             "--seeds 0-4, 35 min on 2 cores)")
+    p.add_argument("--keep-all-seeds", action="store_true",
+                   help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
+                        "dashboard lists them as <name>/seed-<k> to compare)")
     p.add_argument("--epochs", type=int, help="passes over train (default: by the recipe, 12 large, 40 small)")
     p.add_argument("--recipe", choices=("large", "small"),
                    help="training recipe (default: small below 5,000 training tickets, else large)")
@@ -332,6 +373,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--router", help=router_help)
     p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
     p.set_defaults(func=_scan)
+
+    p = sub.add_parser("compare", help="two routers on one split: metrics with paired intervals, McNemar's exact "
+                                       "test, agreement and the tickets one fixed and the other broke")
+    p.add_argument("router_a", help="router folder A, the reference (e.g. weights)")
+    p.add_argument("router_b", help="router folder B, the candidate (e.g. routers/retrain)")
+    p.add_argument("--split", default="test", help="a split name of A's data (else B's), or a labelled .csv "
+                                                   "(default: test)")
+    p.add_argument("--out", help="write the comparison as JSON here (atomically)")
+    p.add_argument("--resamples", type=int, default=2000, help="paired bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    p.set_defaults(func=_compare)
+
+    p = sub.add_parser("compare-scans", help="two scans of one input by two routers: tickets that change team, "
+                                             "routing-mix deltas, words whose deletion effect moved most")
+    p.add_argument("scan_a", help="scan folder A (python -m ticketnet scan ... --out A)")
+    p.add_argument("scan_b", help="scan folder B, of the same input")
+    p.add_argument("--out", help="write the comparison as JSON here (atomically)")
+    p.add_argument("--sample", type=int, default=10, help="tickets that change team to list (default 10)")
+    p.add_argument("--words", type=int, default=5, help="words per team whose effect moved most (default 5)")
+    p.set_defaults(func=_compare_scans)
 
     p = sub.add_parser("bench", help="measure the hot paths side by side and write a JSON report")
     p.add_argument("--quick", action="store_true", help="CI-sized run")

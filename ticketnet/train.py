@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import random
 import tempfile
 import time
@@ -390,24 +391,42 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
         return _fit(data, stage, cfg, log, extra)
 
 
+SEEDS_FOLDER = "seeds"                   # `train --seeds ... --keep-all-seeds`: OUT/seeds/seed-<k>/, one router each
+
+
 def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
                 cfg: TrainConfig = TrainConfig(), log: Callable[[str], None] = print,
-                extra: dict | None = None) -> dict:
+                extra: dict | None = None, keep_all: bool = False) -> dict:
     """Train once per seed and keep the run whose kept epoch scores best by the training rule (ties: the first seed).
 
     Each run is the same recipe, so the seeds differ only in initialisation, batch order and augmentation; the
     comparison reads valid and the hand-written development set only. The kept run's files go to `out`, its card
-    recording every run under `train.seed_search`; the other runs are deleted.
+    recording every run under `train.seed_search`; the other runs are deleted, or with `keep_all` each run (the kept
+    one too) stays as its own router folder `out/seeds/seed-<k>/`, with its predictions (and a copy of `out`'s
+    data/ when the splits live there), for the dashboard's Compare page.
     """
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit_seeds(seeds, data, stage, cfg, log, extra)
+        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all)
+
+
+def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
+    """Move every seed's run folder into out/seeds/, each a router folder the dashboard can open."""
+    import shutil
+
+    kept = out / SEEDS_FOLDER
+    kept.mkdir()
+    own_data = data.resolve().is_relative_to(out.resolve())
+    for run_dir in sorted(Path(runs_dir).iterdir()):
+        if own_data:                          # a router trained on an export reads its splits from its own data/
+            shutil.copytree(data, run_dir / ROUTER_DATA)
+        os.replace(run_dir, kept / run_dir.name)
 
 
 def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None],
-               extra: dict | None) -> dict:
+               extra: dict | None, keep_all: bool = False) -> dict:
     runs, best, baseline = [], None, None
     with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
         for seed in seeds:
@@ -429,13 +448,16 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
         router.meta["train"]["seed_search"] = runs
         save_router(router, out)
         write_predictions(router, out / "router.pt", data)
+        if keep_all:
+            _keep_runs(Path(tmp), out, data)
+            log(f"every seed's run kept under {out.name}/{SEEDS_FOLDER}/ (seed-<k>)")
     log("seed search: " + ", ".join(f"seed {r['seed']} {r['score']:.4f}" for r in runs) + f"; kept seed {best[1]}")
     return router.meta
 
 
 def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns(),
                  fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
-                 seeds: list[int] | None = None, log: Callable[[str], None] = print) -> dict:
+                 seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False) -> dict:
     """A router from one export file: checked, split (stratified by team, seeded by `cfg.seed`) into the router
     folder's data/, trained there, all in one folder swap. Bad input raises DataError before anything is written."""
     found = read_export(export, columns)
@@ -453,7 +475,7 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
         for name, part in splits.items():
             write_atomic(data / f"{name}.csv", splits_csv(part))
         if seeds:
-            return _fit_seeds(seeds, data, stage, cfg, log, extra)
+            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all)
         return _fit(data, stage, cfg, log, extra)
 
 

@@ -36,6 +36,7 @@ WARMUP_DELAY_S = 1.0
 ROUTER_PARAM = "router"               # ?router=mine: the router this session reads, by its folder's name
 CHOSEN_KEY = "_router"                # session_state: the router this session reads
 DEFAULT_ROUTER = "larkfield"          # the name of the default router (the shipped one, or $TICKETNET_ROUTER's)
+SEEDS_FOLDER = "seeds"                # a seed search's kept runs inside a router folder (ticketnet.train.SEEDS_FOLDER)
 
 T = TypeVar("T")
 
@@ -49,7 +50,7 @@ def use_server_threads() -> None:
 
 def routers() -> dict[str, Path]:
     """The routers a session can open, by name: the default one first, then every folder under `routers/` (or
-    $TICKETNET_ROUTERS) that holds a router.json, sorted by name."""
+    $TICKETNET_ROUTERS) that holds a router.json, sorted by name, then each one's kept seed runs as NAME/seed-<k>."""
     found = {DEFAULT_ROUTER: paths.weights_path().parent}
     root = paths.routers_dir()
     try:
@@ -59,6 +60,14 @@ def routers() -> dict[str, Path]:
     for folder in subfolders:
         if folder.name not in found and folder.resolve() != found[DEFAULT_ROUTER].resolve():
             found[folder.name] = folder
+    # `train --seeds ... --keep-all-seeds` keeps each seed's run in NAME/seeds/seed-<k>/: listed as NAME/seed-<k>.
+    for name, folder in list(found.items()):
+        try:
+            runs = sorted(p for p in (folder / SEEDS_FOLDER).iterdir() if p.is_dir() and (p / "router.json").is_file())
+        except OSError:
+            continue
+        for run in runs:
+            found.setdefault(f"{name}/{run.name}", run)
     return found
 
 

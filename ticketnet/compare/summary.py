@@ -36,7 +36,9 @@ def _align(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame
     return a, b
 
 
-def _teams(teams_a: Sequence[str], teams_b: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+def shared_teams(teams_a: Sequence[str], teams_b: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """(teams both routers know in A's order, teams only A knows, teams only B knows); ValueError, one line, when
+    they share none."""
     teams_a, teams_b = [str(t) for t in teams_a], [str(t) for t in teams_b]
     shared = [t for t in teams_a if t in set(teams_b)]
     if not shared:
@@ -181,7 +183,7 @@ def compare_tables(a: pd.DataFrame, b: pd.DataFrame, teams_a: Sequence[str], tea
     the tickets differ, the routers share no team, or no ticket is left to compare."""
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, not {resamples}")
-    shared, only_a, only_b = _teams(teams_a, teams_b)
+    shared, only_a, only_b = shared_teams(teams_a, teams_b)
     a, b = _align(a, b)
     inside = a["team"].astype(str).isin(shared).to_numpy()
     outside = int((~inside).sum())
@@ -279,7 +281,7 @@ def flip_table(a: pd.DataFrame, b: pd.DataFrame, teams_a: Sequence[str] | None =
     With `teams_a` and `teams_b`, only the tickets whose true team both routers know, as in `compare_tables`."""
     a, b = _align(a, b)
     if teams_a is not None and teams_b is not None:
-        shared, _, _ = _teams(teams_a, teams_b)
+        shared, _, _ = shared_teams(teams_a, teams_b)
         inside = a["team"].astype(str).isin(shared).to_numpy()
         a, b = a[inside].reset_index(drop=True), b[inside].reset_index(drop=True)
     kind = _flip_kinds(a, b)
