@@ -8,22 +8,25 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
-from torch import Tensor
 
+from ticketnet.card import Encoded
 from ticketnet.data.text import UNK_ID
-from ticketnet.interpret.metrics.agreement import kendall_tau
-from ticketnet.interpret.methods.heads import head_importance_by_length
-from ticketnet.interpret.methods.removal import counterfactual_probs, removal_support
-from ticketnet.lens.inspection import run_with_cache, stack_blocks
-from ticketnet.router import Encoded, Router
 
-LN2 = float(np.log(2.0))          # the largest Jensen–Shannon divergence, in nats
+# torch and the model code are imported where they are used: the Compare page reads the package for its tables
+# (`compare_tables`, `routed_split`) and draws from stored predictions before torch has loaded (4 s of a cold start).
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from ticketnet.router import Router
+
+LN2 = math.log(2.0)          # the largest Jensen–Shannon divergence, in nats
 CHUNK_CELLS = 4_000_000           # attention cells (tickets × blocks × heads × n × n) per batch and router
 CHUNK_MAX_TICKETS = 256
 DIVERGENCE_COLUMNS = ("block", "head", "jsd", "tickets")
@@ -85,6 +88,8 @@ def jensen_shannon(p: Tensor, q: Tensor) -> Tensor:
     summed in float64: ½ Σ_j [p_j log(2 p_j / (p_j + q_j)) + q_j log(2 q_j / (p_j + q_j))], where every key's term
     is ≥ 0 (no cancellation between large entropies) and 0 · log 0 counts as 0, so zero weights (padding keys) add
     nothing. Symmetric, 0 for p = q, at most ln 2."""
+    import torch
+
     s = (p + q).clamp_min(torch.finfo(p.dtype).tiny)
     terms = torch.xlogy(p, 2 * p / s)
     terms += torch.xlogy(q, 2 * q / s)
@@ -110,11 +115,12 @@ def _chunks(lengths: Sequence[int], cells_per_token2: int) -> list[list[int]]:
 
 def _patterns(router: Router, ids: Tensor, is_pad: Tensor) -> Tensor:
     """Every block's attention weights (B, blocks, h, n, n) of a padded batch, from the lens's named internals."""
+    from ticketnet.lens.inspection import run_with_cache, stack_blocks
+
     _, cache = run_with_cache(router.model, ids, is_pad)
     return stack_blocks(cache, "pattern", router.model.config.n_blocks)
 
 
-@torch.inference_mode()
 def attention_divergence(router_a: Router, router_b: Router, texts: Sequence[str]) -> pd.DataFrame:
     """How much each head's attention changed between two routers of the same shape over the tickets `texts`.
 
@@ -127,9 +133,18 @@ def attention_divergence(router_a: Router, router_b: Router, texts: Sequence[str
     Columns: block, head (both 1-based), jsd, tickets. ValueError for routers of different shapes, no tickets, or a
     ticket with no token.
     """
+    import torch
+
     check_same_shape(router_a, router_b)
     if not len(texts):
         raise ValueError("need at least one ticket to compare the routers' attention on")
+    with torch.inference_mode():
+        return _divergence(router_a, router_b, texts)
+
+
+def _divergence(router_a: Router, router_b: Router, texts: Sequence[str]) -> pd.DataFrame:
+    import torch
+
     readings = [shared_reading(router_a, router_b, t) for t in texts]
     n_blocks, h = shape_of(router_a)
     total = torch.zeros(n_blocks, h, dtype=torch.float64)
@@ -151,6 +166,8 @@ def head_importance_on(router: Router, texts: Sequence[str], teams: Sequence[str
     team) of one router over the tickets whose true team (`teams`, one per text) it knows: block, head, accuracy,
     accuracy_drop, support_logit_diff, support_prob; `progress(done, total)` after each chunk. ValueError when it
     knows none of them."""
+    from ticketnet.interpret.methods.heads import head_importance_by_length
+
     own = list(router.teams)
     keep = [i for i, team in enumerate(teams) if team in own]
     if not keep:
@@ -199,6 +216,11 @@ def deletion_agreement(router_a: Router, router_b: Router, text: str, unit: str 
     `removal_support`: support = score with the token − score with it deleted, in `unit`), on the tokens both read
     (`shared_reading`), and Kendall τ between the two rankings of the tokens. Routers of any shapes and team sets.
     ValueError for a ticket with fewer than two shared tokens (deleting the only token leaves nothing to route)."""
+    import torch
+
+    from ticketnet.interpret.methods.removal import counterfactual_probs, removal_support
+    from ticketnet.interpret.metrics.agreement import kendall_tau
+
     reading = shared_reading(router_a, router_b, text)
     if len(reading.tokens) < 2:
         raise ValueError("deletion effects need a ticket of at least two tokens")
