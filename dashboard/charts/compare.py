@@ -13,7 +13,7 @@ COLOR_B = "#f58518"
 BETTER, WORSE = "#2e7d32", "#c62828"      # a difference whose whole interval lies above (below) zero
 DELTA_PANEL_PX = 190                      # precision and recall panels side by side in a laptop's 540 px column
 TEAM_LABELS_PX = 120
-HEAD_PANEL_PX = 170
+HEAD_PANEL_PX = 190
 
 
 def router_scale(label_a: str, label_b: str) -> alt.Scale:
@@ -68,10 +68,16 @@ def team_deltas_chart(deltas: pd.DataFrame) -> alt.HConcatChart:
 
 
 # -- deletion effects of both routers ------------------------------------------------------------------------------
-def deletion_frame(effects: pd.DataFrame, label_a: str, label_b: str) -> pd.DataFrame:
+def deletion_frame(effects: pd.DataFrame, label_a: str, label_b: str, own_scale: bool = False) -> pd.DataFrame:
     """`DeletionAgreement.frame()` (position, token, support_a, support_b) in long form: label ("3:not"), router
-    (label_a or label_b), support."""
+    (label_a or label_b), support. `own_scale`: each router's supports divided by its largest |support| (a router
+    whose every effect is 0 keeps its zeros), so a router with small effects is not drawn flat beside one with
+    large ones; ranks, and so Kendall τ, are unchanged."""
     df = effects.copy()
+    if own_scale:
+        for col in ("support_a", "support_b"):
+            peak = float(df[col].abs().max()) if len(df) else 0.0
+            df[col] = df[col] / peak if peak > 0 else df[col]
     df["label"] = [f"{int(p)}:{t}" for p, t in zip(df["position"], df["token"])]
     long = df.melt(id_vars=["position", "token", "label"], value_vars=["support_a", "support_b"], var_name="which",
                    value_name="support")
@@ -79,10 +85,12 @@ def deletion_frame(effects: pd.DataFrame, label_a: str, label_b: str) -> pd.Data
     return long.drop(columns="which").sort_values(["position", "router"], kind="stable").reset_index(drop=True)
 
 
-def deletion_chart(effects: pd.DataFrame, label_a: str, label_b: str, x_title: str) -> alt.Chart:
+def deletion_chart(effects: pd.DataFrame, label_a: str, label_b: str, x_title: str,
+                   own_scale: bool = False) -> alt.Chart:
     """Both routers' deletion effects in one chart: per token (down the side, in reading order) a bar for A and one
-    for B, each its router's support for its own predicted team (positive: the token helps that team)."""
-    df = deletion_frame(effects, label_a, label_b)
+    for B, each its router's support for its own predicted team (positive: the token helps that team); `own_scale`
+    as in `deletion_frame`."""
+    df = deletion_frame(effects, label_a, label_b, own_scale)
     labels = list(dict.fromkeys(df["label"]))
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11)),
@@ -119,7 +127,7 @@ def head_change_chart(changes: pd.DataFrame, label_a: str, label_b: str) -> alt.
     heads = list(df["head_label"])
     y = alt.Y("head_label:N", sort=heads, title=None, axis=alt.Axis(labelOverlap=False))
     jsd = alt.Chart(df).mark_bar(color="#7d3c98").encode(
-        y=y, x=alt.X("jsd:Q", title=["mean JS divergence", "of the query rows (nats)"],
+        y=y, x=alt.X("jsd:Q", title=["mean JS divergence", "(nats)"],
                      axis=alt.Axis(format=value_format(df["jsd"]), tickCount=4)),
         tooltip=[alt.Tooltip("head_label:N", title="head"), alt.Tooltip("jsd:Q", title="mean JSD (nats)", format=".4f"),
                  alt.Tooltip("tickets:Q", format=",")],

@@ -48,6 +48,10 @@ def test_the_deletion_chart_puts_both_routers_bars_on_each_token():
     assert long["label"].tolist() == ["0:refund", "0:refund", "1:.", "1:.", "2:not", "2:not"]
     assert long["router"].tolist() == [LA, LB] * 3
     assert long["support"].tolist() == [0.5, 0.2, -0.1, 0.3, 0.0, -0.4]
+    scaled = cc.deletion_frame(effects, LA, LB, own_scale=True)
+    assert scaled["support"].tolist() == pytest.approx([1.0, 0.5, -0.2, 0.75, 0.0, -1.0])   # each by its largest |effect|
+    flat = cc.deletion_frame(effects.assign(support_a=0.0), LA, LB, own_scale=True)
+    assert flat.loc[flat["router"] == LA, "support"].tolist() == [0.0, 0.0, 0.0]
     spec = _valid(cc.deletion_chart(effects, LA, LB, "support for its predicted team (logit difference)"))
     enc = spec["encoding"]
     assert spec["mark"]["type"] == "bar"

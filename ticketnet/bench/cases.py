@@ -318,6 +318,19 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"block {w['block_ms_median']:.0f} ms (max {w['block_ms_max']:.0f}; first visit to block 2 "
         f"{w['block_first_ms']:.0f}), no model call; Interpretation target "
         + ", ".join(f"{k} {v:.0f}" for k, v in w.items() if k.startswith("target") and isinstance(v, float)))
+    import tempfile
+    from pathlib import Path
+
+    from ticketnet.bench.ui import compare_open, retrain_router
+
+    with tempfile.TemporaryDirectory(prefix="ticketnet-bench-compare-") as work:
+        cp = compare_open(retrain_router(Path(work), epochs=1 if quick else 4), repeats=1 if quick else 3)
+    report["compare_page"] = cp
+    log(f"Compare page, two routers with stored predictions (server side): open on test {cp['open_s']:.2f} s "
+        f"({cp['open_ratio_to_target']:.2f}x the {cp['target_s']['open']:.0f} s target; rerun {cp['rerun_s']:.2f} s), "
+        f"a flip side by side {cp['flip_s']:.2f} s, per-head divergence on valid {cp['divergence_s']:.1f} s "
+        f"({cp['divergence_ratio_to_target']:.2f}x the {cp['target_s']['divergence']:.0f} s target; median of "
+        f"{cp['repeats']})")
     c = cold_starts(1, launchers=("python -m dashboard",)) if quick else cold_starts(3)
     report["cold_start"] = c
     log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(

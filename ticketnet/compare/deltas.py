@@ -60,7 +60,9 @@ def team_deltas(a: pd.DataFrame, b: pd.DataFrame, teams_a: Sequence[str], teams_
     draws = []
     for start in range(0, resamples, per_chunk):
         rows = min(per_chunk, resamples - start)
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=rows).astype(np.float64)     # (rows, n)
+        # n draws with replacement per resample, counted per ticket: (rows, n), each row summing to n
+        drawn = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
         draws.append(counts @ features)
     boot = measures(np.vstack(draws))
     lo, hi = 100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2
