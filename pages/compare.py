@@ -169,8 +169,10 @@ else:
     st.caption(f"The two routers route every ticket of the {split} split alike: no flips.")
 
 ticket = compare.split_ticket(a, b, split, picked) if picked else None
-if picked and ticket is None:
-    st.caption(f"Ticket {md_escape(picked)} is not in the {split} split of these routers.")
+if picked and ticket is None:                  # from a link, or picked on another split or pair of routers
+    st.session_state.pop("cmp_ticket", None)
+    if url_ticket is not None:
+        st.caption(f"Ticket {md_escape(picked)} is not in the {split} split of these routers.")
 state.write_choice("ticket", ticket["ticket_id"] if ticket else None)
 
 # -- one ticket side by side ----------------------------------------------------------------------------------------------
