@@ -80,7 +80,7 @@ def test_two_larkfield_routers_show_the_summary_flips_and_deltas(larkfield_env, 
                                                                          ("both wrong", both)) if v}
     verdict = _md(at.info[0].value)
     assert verdict.startswith(("B routes significantly", "No significant difference")) and "McNemar" in verdict
-    assert len(at.get("arrow_vega_lite_chart")) >= 1                  # the per-team deltas
+    assert len(at.get("vega_lite_chart")) >= 1                  # the per-team deltas
     assert at.query_params["a"] == "larkfield" and at.query_params["b"] == "retrain"
     assert at.query_params["split"] == "test" and "ticket" not in at.query_params
     assert at.session_state["_router"] == "larkfield" and "router" not in at.query_params     # the sidebar's own
@@ -111,7 +111,7 @@ def test_a_flip_opens_side_by_side_and_the_url_round_trips(larkfield_env, app_en
     at.segmented_control(key="cmp_head").set_value(3).run()
     at.segmented_control(key="cmp_block").set_value(2).run()
     _ok(at, "head")
-    titles = [json.loads(c.proto.spec).get("title", {}) for c in at.get("arrow_vega_lite_chart")]
+    titles = [json.loads(c.proto.spec).get("title", {}) for c in at.get("vega_lite_chart")]
     heat = [t.get("text") for t in titles if isinstance(t, dict) and "block 2 · head 3" in str(t.get("text"))]
     assert heat == ["A · larkfield · block 2 · head 3", "B · retrain · block 2 · head 3"]
     row_box = at.selectbox(key=f"cmp_row_{flip['ticket_id']}")
@@ -139,11 +139,11 @@ def test_per_head_divergence_beside_importance(larkfield_env, app_env, private_c
     stored = pd.read_parquet(next((private_cache / "compare").glob("heads-handwritten-*.parquet")))
     assert len(stored) == 8 and stored["jsd"].between(0, math.log(2)).all() and stored["jsd"].gt(0).all()
     assert (stored["tickets"] == 330).all()
-    assert any("jsd" in c.proto.spec for c in at.get("arrow_vega_lite_chart"))
+    assert any("jsd" in c.proto.spec for c in at.get("vega_lite_chart"))
     assert any(_md(c.value).startswith("Most changed: block") for c in at.caption)
     at.button(key="cmp_importance").click().run()
     _ok(at, "importance")
-    spec = next(json.loads(c.proto.spec) for c in at.get("arrow_vega_lite_chart")
+    spec = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
                 if "accuracy_drop" in c.proto.spec)
     assert len(spec["hconcat"]) == 2
     assert not any(b.key == "cmp_importance" for b in at.button)      # both computed, kept for the Heads page too
