@@ -63,8 +63,10 @@ def test_the_compare_page_draws_and_opens_a_flip_side_by_side(server, pair, widt
             # the deltas, two heatmaps and the deletion effects
             assert_every_chart_drawn(pg, f"{where}, a flip", at_least=4)
             assert pg.get_by_text("Kendall τ of the deletions").count() == 1, where
-            pg.get_by_role("button", name="Compute the per-head divergence").click()
-            settle(pg)
+            compute = pg.get_by_role("button", name="Compute the per-head divergence")
+            if compute.count():                             # an earlier case on this server may have stored it
+                compute.click()
+                settle(pg)
             _fits(pg, f"{where}, per head")
             assert_every_chart_drawn(pg, f"{where}, per head", at_least=5)
             assert pg.get_by_text("Most changed: block").count() == 1, where
