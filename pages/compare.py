@@ -253,7 +253,7 @@ if ticket is not None:
                    else f"support for its predicted team ({unit_name})")
         ui.chart(cc.deletion_chart, deletion.frame(), label_a, label_b, x_title, own_scale=own_scale)
         tau_box = st.container(horizontal=True, gap="medium", vertical_alignment="center")
-        tau_box.metric("Kendall τ of the deletions", narrative.tau_text(deletion.tau), border=True, width=METRIC_PX,
+        tau_box.metric("Kendall τ of the deletions", narrative.tau_text(deletion.tau), border=True, width=METRIC_PX + 40,
                        help="Rank agreement between A's and B's deletion effects over the ticket's tokens.")
         if deletion.tau == deletion.tau:                       # not nan
             reading = ("the two routers rank the ticket's tokens much alike: B mostly shifts its confidence"
