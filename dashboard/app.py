@@ -7,7 +7,9 @@
 #
 # Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
 # head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
-# head masking). The picked ticket follows you to every page and lives in the URL: ``?ticket=T-65052``;
+# head masking), Corpus (scans of many tickets), Compare routers (two routers on one split, side by side:
+# ``?a=larkfield&b=retrain&split=test&ticket=T-65052``). The picked ticket follows you to every page and lives in
+# the URL: ``?ticket=T-65052``;
 # a typed ticket is ``?ticket=custom`` with its text in ``&text=`` (short), ``&ztext=`` (packed) or ``&typed=``
 # (stored on the server). The Tickets page's filters ride along where they differ from the defaults (``&misrouted=1``),
 # and so does a router other than the default (``&router=mine``).
@@ -44,10 +46,19 @@ PAGES = [
     st.Page(ROOT / "pages" / "heads.py", title="Heads", icon=":material/grid_on:"),
     st.Page(ROOT / "pages" / "interpretation.py", title="Interpretation", icon=":material/troubleshoot:"),
     st.Page(ROOT / "pages" / "corpus.py", title="Corpus", icon=":material/dataset:"),
-    st.Page(ROOT / "pages" / "policy.py", title="Routing policy", icon=":material/alt_route:"),
     st.Page(ROOT / "pages" / "map.py", title="Ticket map", icon=":material/scatter_plot:"),
+]
+
+# What the router's owners decide with it: a retrain against the old router, what may skip triage, which labels to
+# doubt.
+DECISION_PAGES = [
+    st.Page(ROOT / "pages" / "compare.py", title="Compare routers", icon=":material/compare_arrows:"),
+    st.Page(ROOT / "pages" / "policy.py", title="Routing policy", icon=":material/alt_route:"),
     st.Page(ROOT / "pages" / "label_issues.py", title="Label issues", icon=":material/rule:"),
 ]
+# The Compare page's ?ticket= names a ticket of its two routers' split, not the sidebar router's picked ticket: the
+# pick is neither read from nor written to its URL, and its sidebar shows no picked ticket.
+OWN_TICKET_PAGES = ("compare",)
 
 FORMULA_PAGES = [
     st.Page(ROOT / "pages" / "formula.py", title="The formula", icon=":material/functions:"),
@@ -55,9 +66,12 @@ FORMULA_PAGES = [
     st.Page(ROOT / "pages" / "cost.py", title="Cost", icon=":material/speed:"),
 ]
 
-page = st.navigation({"Inspect the router": PAGES, "How attention works": FORMULA_PAGES})
+page = st.navigation({"Inspect the router": PAGES, "Decide": DECISION_PAGES, "How attention works": FORMULA_PAGES})
 router_choice.router_picker()                 # before anything reads the router: the page, the picked ticket
-state.sync_with_url()
+picks_ticket = page.url_path not in OWN_TICKET_PAGES
+if picks_ticket:
+    state.sync_with_url()
 page.run()
-ui.sidebar()                                  # after the page, so a pick made on this run is already shown
+if picks_ticket:
+    ui.sidebar()                              # after the page, so a pick made on this run is already shown
 model.warm_model()                            # torch and the model code, in the background once the page is out

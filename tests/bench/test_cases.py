@@ -108,6 +108,8 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert report["warm_interaction"]["block_first_ms"] > 0
     assert report["typed_first_open"]["heads"]["n256_s"] > 0 and report["typed_first_open"]["interpretation"]["n30_s"] > 0
     assert report["lesson_first_open"]["drawn_s"] > report["lesson_first_open"]["stored_s"] > 0
+    compare = report["compare_page"]
+    assert compare["open_s"] > compare["rerun_s"] > 0 and compare["divergence_s"] > 0 and compare["flip_s"] > 0
     cold = report["cold_start"]
     assert cold["repeats"] == 1
     for page, cached in (("tickets", "first"), ("tickets", "restart"), ("heads", "restart"),

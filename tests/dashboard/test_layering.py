@@ -52,8 +52,8 @@ def test_pages_import_only_the_data_layer_the_charts_and_public_names(page):
 
 
 def test_every_page_is_checked():
-    assert {p.stem for p in PAGES} >= {"tickets", "heads", "interpretation", "corpus", "policy", "map", "label_issues",
-                                       "formula", "verification", "cost"}
+    assert {p.stem for p in PAGES} >= {"tickets", "heads", "interpretation", "corpus", "compare", "policy", "map",
+                                       "label_issues", "formula", "verification", "cost"}
 
 
 def test_the_rule_refuses_what_lies_below_the_pages(tmp_path):

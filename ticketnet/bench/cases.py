@@ -483,6 +483,19 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"{ps['precision_ms_max']:.0f}), α {ps['alpha_ms_median']:.0f} (max {ps['alpha_ms_max']:.0f}), method "
         f"{ps['method_ms_median']:.0f} (max {ps['method_ms_max']:.0f}) against {ps['target_ms']:.0f} ms; a new axis "
         f"range's chart template {ps['template_ms_max']:.0f} ms, the page's first open {ps['first_open_ms']:.0f} ms")
+    import tempfile
+    from pathlib import Path
+
+    from ticketnet.bench.ui import compare_open, retrain_router
+
+    with tempfile.TemporaryDirectory(prefix="ticketnet-bench-compare-") as work:
+        cp = compare_open(retrain_router(Path(work), epochs=1 if quick else 4), repeats=1 if quick else 3)
+    report["compare_page"] = cp
+    log(f"Compare page, two routers with stored predictions (server side): open on test {cp['open_s']:.2f} s "
+        f"({cp['open_ratio_to_target']:.2f}x the {cp['target_s']['open']:.0f} s target; rerun {cp['rerun_s']:.2f} s), "
+        f"a flip side by side {cp['flip_s']:.2f} s, per-head divergence on valid {cp['divergence_s']:.1f} s "
+        f"({cp['divergence_ratio_to_target']:.2f}x the {cp['target_s']['divergence']:.0f} s target; median of "
+        f"{cp['repeats']})")
     c = cold_starts(1, launchers=("python -m dashboard",)) if quick else cold_starts(3)
     report["cold_start"] = c
     log("cold start: " + (c["skipped"] if "skipped" in c else "; ".join(

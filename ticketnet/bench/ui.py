@@ -249,6 +249,116 @@ def lesson_first_open(repeats: int = 3) -> dict:
     return out
 
 
+# The Compare page (issue 25): opening it on the 1,500-ticket test split of two routers whose predictions are stored,
+# and the per-head divergence of the valid split (its button's run), server side.
+COMPARE_TARGET_S = {"open": 2.0, "divergence": 10.0}
+COMPARE_PAGE = "../pages/compare.py"
+
+
+def retrain_router(out: Path, epochs: int = 4, tickets: int = 5_000) -> Path:
+    """A second router on Larkfield's splits, of the shipped shape: `epochs` epochs on the first `tickets` training
+    tickets (as the tests' `larkfield_retrain`), its predictions stored by training. Returns its folder."""
+    import shutil
+
+    from ticketnet.paths import data_dir
+    from ticketnet.train import TrainConfig, train
+
+    data = out / "data-subset"
+    data.mkdir(parents=True, exist_ok=True)
+    src = data_dir()
+    lines = (src / "train.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (data / "train.csv").write_text("".join(lines[: tickets + 1]), encoding="utf-8")
+    for name in ("valid.csv", "test.csv", "handwritten.csv", "handwritten_dev.csv", "teams.txt"):
+        if (src / name).is_file():
+            shutil.copy(src / name, data / name)
+    folder = out / "routers" / "retrain"
+    train(data, folder, TrainConfig(epochs=epochs, seed=3, recipe="large"), log=lambda _m: None)
+    # The splits it is read with are the default router's (the same CSVs): no data/ of its own.
+    return folder
+
+
+def compare_open(router_b: Path, repeats: int = 3) -> dict:
+    """Server-side script time of the Compare page on the default router (A) and `router_b`, both with their
+    predictions stored (medians of `repeats`):
+
+    * "open_s": opening the page on the test split with every Streamlit cache emptied (the routers' tables, cards and
+      the comparison computed again from the stored predictions), imports warm, as the first visitor of a running
+      server finds it; "rerun_s": the same page run again (everything cached);
+    * "flip_s": then a flip opened side by side (both routers loaded, the ticket inspected and its deletions run in
+      both, four charts);
+    * "divergence_s": the per-head divergence button on the valid split (both routers loaded, every ticket read by
+      both), with nothing stored for the pair.
+    """
+    import tempfile
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from ticketnet.paths import CACHE_ENV, ROUTERS_ENV
+
+    def fresh(query: dict) -> AppTest:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(APP), default_timeout=600)
+        at.query_params.update(query)
+        return at
+
+    def check(at: AppTest, what: str) -> None:
+        if at.exception:
+            raise RuntimeError(f"the Compare page failed ({what}): {at.exception[0].value}")
+
+    saved = {k: os.environ.get(k) for k in (CACHE_ENV, ROUTERS_ENV)}
+    times: dict[str, list[float]] = {"open": [], "rerun": [], "flip": [], "divergence": []}
+    query = {"a": "larkfield", "b": router_b.name}
+    try:
+        os.environ[ROUTERS_ENV] = str(router_b.parent)
+        warm = fresh({**query, "split": "test"})
+        warm.run()
+        warm.switch_page(COMPARE_PAGE).run()                      # imports and the page's modules, once
+        check(warm, "warm-up")
+        for i in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="ticketnet-compare-") as cache:
+                os.environ[CACHE_ENV] = cache
+                at = fresh({**query, "split": "test"})
+                at.switch_page(COMPARE_PAGE)
+                t0 = time.perf_counter()
+                at.run()
+                times["open"].append(time.perf_counter() - t0)
+                check(at, "open")
+                t0 = time.perf_counter()
+                at.run()
+                times["rerun"].append(time.perf_counter() - t0)
+                flips = next(d.value for d in at.dataframe if "kind" in d.value.columns)
+                at.query_params["ticket"] = str(flips["ticket_id"].iloc[0])
+                t0 = time.perf_counter()
+                at.run()
+                times["flip"].append(time.perf_counter() - t0)
+                check(at, "a flip")
+                at = fresh({**query, "split": "valid"})
+                at.switch_page(COMPARE_PAGE).run()
+                check(at, "valid")
+                button = at.button(key="cmp_divergence")
+                t0 = time.perf_counter()
+                button.click().run()
+                times["divergence"].append(time.perf_counter() - t0)
+                check(at, "divergence")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        st.cache_data.clear()
+        st.cache_resource.clear()
+    out: dict = {f"{k}_s": statistics.median(v) for k, v in times.items()}
+    out.update({f"{k}_max_s": max(v) for k, v in times.items()})
+    out.update({"repeats": repeats, "split_open": "test", "split_divergence": "valid",
+                "target_s": dict(COMPARE_TARGET_S),
+                "open_ratio_to_target": out["open_s"] / COMPARE_TARGET_S["open"],
+                "divergence_ratio_to_target": out["divergence_s"] / COMPARE_TARGET_S["divergence"]})
+    return out
+
+
 # What `make run` starts (the heavy libraries importing in a thread from the first moment) and the plain server.
 LAUNCHERS = {
     "python -m dashboard": ["-m", "dashboard"],
