@@ -261,7 +261,7 @@ def _print_policy_result(result: dict, policy, teams) -> None:
           f"{_interval(s['coverage'])} for a promised {promised:g}, mean size {s['mean_size']:.2f} "
           f"(sizes {sizes}){verdict}")
     a = result["aurc"]
-    print(f"  risk–coverage area {a['router']:.4f} (oracle {a['oracle']:.4f}, random ranking {a['random']:.4f})")
+    print(f"  risk–coverage area {a['router']:.4f} (oracle {a['oracle']:.4f}, random ranking {a['random ranking']:.4f})")
 
 
 def _policy(args: argparse.Namespace) -> int:

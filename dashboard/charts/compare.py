@@ -6,6 +6,7 @@ import altair as alt
 import pandas as pd
 
 from dashboard.charts.attention import COLUMN_PX, THEME_NEUTRAL_TEXT, value_format
+from ticketnet.interpret.signals import head_attention
 
 # Router A is the reference, B the candidate: one colour each on every chart of the page (and in the legends).
 COLOR_A = "#4c78a8"
@@ -109,7 +110,7 @@ def head_frame(changes: pd.DataFrame, label_a: str, label_b: str) -> tuple[pd.Da
     """(`ticketnet.compare.head_changes` with a head_label "b1 h2", the importance panel's long table: head_label,
     router, accuracy_drop, with rows only for the routers whose importance is known)."""
     df = changes.copy()
-    df["head_label"] = [f"b{int(b)} h{int(h)}" for b, h in zip(df["block"], df["head"])]
+    df["head_label"] = [head_attention(int(b), int(h)).name for b, h in zip(df["block"], df["head"])]
     rows = []
     for suffix, label in (("a", label_a), ("b", label_b)):
         col = f"accuracy_drop_{suffix}"

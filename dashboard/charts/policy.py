@@ -27,9 +27,10 @@ from ticketnet.interpret.signals import RANDOM
 
 ROUTER = "this router"
 ORACLE = "oracle"
+RANDOM_RANKING = "random ranking"                      # ticketnet.policy's name for the reference, drawn in RANDOM's grey
 ROUTER_COLOR = "#4c78a8"
 ORACLE_COLOR = "#2e7d32"
-RANKINGS = (ROUTER, ORACLE, RANDOM.name)
+RANKINGS = (ROUTER, ORACLE, RANDOM_RANKING)
 RANKING_COLORS = (ROUTER_COLOR, ORACLE_COLOR, RANDOM.color)
 SPLIT_COLORS = ("#4c78a8", "#e45756", "#72b7b2")      # test, the hand-written set, any further split
 POINT_COLOR = FRAME_COLOR
@@ -61,7 +62,7 @@ def curves_frame(curve: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
     """The router's curve (coverage, risk) and the reference curves (coverage, risk, ranking) in one long table:
     coverage, risk, ranking, each curve thinned to CURVE_POINTS vertices."""
     parts = [_thin(curve[["coverage", "risk"]].assign(ranking=ROUTER))]
-    for name in (ORACLE, RANDOM.name):
+    for name in (ORACLE, RANDOM_RANKING):
         ref = reference.loc[reference["ranking"] == name, ["coverage", "risk"]]
         if len(ref):
             parts.append(_thin(ref.assign(ranking=name)))

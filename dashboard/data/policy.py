@@ -458,7 +458,7 @@ def coverage_notes(set_results: dict[str, dict], alpha: float) -> list[str]:
 
 
 def area_sentence(areas: dict[str, float]) -> str:
-    names = {"this router": "this router", "oracle": "an oracle", "random": "a random ranking"}
+    names = {"this router": "this router", "oracle": "an oracle", "random ranking": "a random ranking"}
     parts = [f"{names.get(k, k)} {v:.4f}" for k, v in areas.items()]
     return "Area under the risk–coverage curve (lower is better): " + ", ".join(parts) + "."
 

@@ -16,7 +16,7 @@ CURVE = pd.DataFrame({"threshold": [0.9, 0.8, 0.7, 0.6], "auto_routed": [1, 2, 3
                       "coverage": [0.25, 0.5, 0.75, 1.0], "errors": [0, 0, 1, 1], "risk": [0.0, 0.0, 1 / 3, 0.25]})
 REFERENCE = pd.DataFrame({"coverage": [0.25, 0.5, 0.75, 1.0, 0.25, 0.5, 0.75, 1.0],
                           "risk": [0.0, 0.0, 0.0, 0.25, 0.25, 0.25, 0.25, 0.25],
-                          "ranking": ["oracle"] * 4 + ["random"] * 4})
+                          "ranking": ["oracle"] * 4 + ["random ranking"] * 4})
 PER_TEAM = {
     "Billing & Refunds": {"threshold": 0.71, "coverage": {"value": 0.8, "low": 0.7, "high": 0.9},
                           "precision": {"value": 0.99, "low": 0.97, "high": 1.0}, "auto_routed": 80, "misroutes": 1,
@@ -34,7 +34,7 @@ def _layers(spec: dict) -> list[dict]:
 def test_the_curves_frame_holds_the_router_and_both_references_by_name():
     df = policy_charts.curves_frame(CURVE, REFERENCE)
     assert list(df.columns) == ["coverage", "risk", "ranking"]
-    assert df["ranking"].tolist() == ["this router"] * 4 + ["oracle"] * 4 + ["random"] * 4
+    assert df["ranking"].tolist() == ["this router"] * 4 + ["oracle"] * 4 + ["random ranking"] * 4
     mine = df[df["ranking"] == "this router"]
     assert mine["risk"].tolist() == pytest.approx([0.0, 0.0, 1 / 3, 0.25])
 
@@ -67,7 +67,7 @@ def test_the_risk_coverage_chart_colours_each_ranking_and_marks_the_operating_po
     lines, dot, right, left = spec["layer"]
     color = lines["encoding"]["color"]
     assert color["field"] == "ranking"
-    assert color["scale"]["domain"] == ["this router", "oracle", "random"]
+    assert color["scale"]["domain"] == ["this router", "oracle", "random ranking"]
     assert color["scale"]["range"][2] == RANDOM.color                   # the registry's grey of the random baseline
     assert lines["encoding"]["x"]["field"] == "coverage" and lines["encoding"]["y"]["field"] == "risk"
     assert dot["mark"]["type"] == "point" and dot["mark"]["color"] == policy_charts.POINT_COLOR

@@ -64,7 +64,7 @@ def _grid(n: int, knee: int) -> np.ndarray:
 
 def reference_curves(correct) -> pd.DataFrame:
     """The two curves a router's curve sits between, as columns coverage, risk, ranking: "oracle" (every correct
-    ticket ranked before every wrong one: risk 0 up to coverage = accuracy) and "random" (a random ranking's
+    ticket ranked before every wrong one: risk 0 up to coverage = accuracy) and "random ranking" (a random ranking's
     expected risk: the overall error rate at every coverage)."""
     ok = np.asarray(correct).reshape(-1).astype(bool)
     n = ok.size
@@ -75,7 +75,7 @@ def reference_curves(correct) -> pd.DataFrame:
     oracle = np.maximum(k - n_correct, 0) / k
     random = np.full(k.shape, (n - n_correct) / n)
     return pd.DataFrame({"coverage": np.r_[k, k] / n, "risk": np.r_[oracle, random],
-                         "ranking": ["oracle"] * k.size + ["random"] * k.size})
+                         "ranking": ["oracle"] * k.size + ["random ranking"] * k.size})
 
 
 def area_under_risk_coverage(curve: pd.DataFrame) -> float:
@@ -99,4 +99,4 @@ def reference_areas(correct) -> dict[str, float]:
         raise ValueError("no tickets: reference areas need at least one scored ticket")
     n_correct = int(ok.sum())
     k = np.arange(n_correct + 1, n + 1)
-    return {"oracle": float(np.sum((k - n_correct) / k) / n), "random": (n - n_correct) / n}
+    return {"oracle": float(np.sum((k - n_correct) / k) / n), "random ranking": (n - n_correct) / n}
