@@ -69,20 +69,16 @@ chosen = policy_data.remember()
 delta = policy_data.guarantee(kind, chosen["policy_vouch"])
 
 fitted = policy_data.thresholds(kind, value, delta)
-if not fitted.reached and delta is not None:
-    st.warning(f"Valid cannot vouch for precision {value:g} with probability {1 - delta:g} for every team: the teams "
-               "it cannot vouch for auto-route nothing, and the results below are what that leaves."
-               + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages[:MESSAGES_SHOWN]),
-               icon=":material/block:")
-    if len(fitted.messages) > MESSAGES_SHOWN:
-        with st.expander(f"{len(fitted.messages) - MESSAGES_SHOWN} more"):
-            st.markdown("\n".join(f"- {md_escape(m)}" for m in fitted.messages[MESSAGES_SHOWN:]))
-elif not fitted.reached:
-    target_name = "precision" if kind == policy_data.PRECISION else "automation rate"
-    st.warning(f"The target {target_name} {value:g} is out of reach on valid: the best reachable, the highest "
-               f"target every team reaches, is **{fitted.best_reachable:.3f}**. A team that cannot reach the target "
-               "auto-routes nothing; the results below are what that leaves."
-               + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages[:MESSAGES_SHOWN]),
+if not fitted.reached:
+    if delta is not None:
+        lead = (f"Valid cannot vouch for precision {value:g} with probability {1 - delta:g} for every team: the teams "
+                "it cannot vouch for auto-route nothing, and the results below are what that leaves.")
+    else:
+        target_name = "precision" if kind == policy_data.PRECISION else "automation rate"
+        lead = (f"The target {target_name} {value:g} is out of reach on valid: the best reachable, the highest "
+                f"target every team reaches, is **{fitted.best_reachable:.3f}**. A team that cannot reach the target "
+                "auto-routes nothing; the results below are what that leaves.")
+    st.warning(lead + "".join(f"\n\n- {md_escape(m)}" for m in fitted.messages[:MESSAGES_SHOWN]),
                icon=":material/block:")
     if len(fitted.messages) > MESSAGES_SHOWN:
         with st.expander(f"{len(fitted.messages) - MESSAGES_SHOWN} more"):

@@ -263,6 +263,18 @@ class WeightAverage:
 ROUTER_MARKER = "router.json"      # what makes a folder a router's, so `--out` may replace it
 
 
+def new_model(cfg: TrainConfig, train_rows: list[dict], n_classes: int) -> tuple[Vocab, TinyTransformer]:
+    """The vocabulary of `train_rows` and an untrained model of `cfg`'s shape with its embeddings at the recipe's
+    scale: what every training run (a router, a label-issues fold) starts from. `cfg` must be resolved."""
+    vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
+    model = TinyTransformer(cfg.model_config(len(vocab), n_classes))
+    if cfg.embed_scale != 1.0:
+        with torch.no_grad():
+            model.embed.weight.mul_(cfg.embed_scale)
+            model.position.weight.mul_(cfg.embed_scale)
+    return vocab, model
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
@@ -290,12 +302,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     valid_rows = evaluated["valid"]
     hand = {name: rows for name, rows in evaluated.items() if name in HANDWRITTEN}
     cfg = cfg.resolved(len(train_rows))
-    vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
-    model = TinyTransformer(cfg.model_config(len(vocab), len(teams)))
-    if cfg.embed_scale != 1.0:
-        with torch.no_grad():
-            model.embed.weight.mul_(cfg.embed_scale)
-            model.position.weight.mul_(cfg.embed_scale)
+    vocab, model = new_model(cfg, train_rows, len(teams))
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
     valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len, teams)
     dev = (encode_rows(hand["handwritten_dev"], vocab, model.config.max_len, teams)

@@ -72,6 +72,21 @@ def streamlit_server(env: dict[str, str], log: Path, port: int | None = None,
         stop(proc)
 
 
+# How far the main column is wider than the window (> 0: the page scrolls sideways).
+PAGE_OVERFLOW_JS = "document.querySelector('[data-testid=\"stMain\"]').scrollWidth - window.innerWidth"
+
+
+@contextlib.contextmanager
+def routers_server(artifacts, routers: Path, tmp_path_factory) -> Iterator[str]:
+    """A real server on the shipped router and data with the routers under `routers` in its sidebar, its cache and
+    scans in fresh folders; yields its url."""
+    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
+           "TICKETNET_ROUTERS": str(routers), "TICKETNET_CACHE": str(tmp_path_factory.mktemp("cache")),
+           "TICKETNET_SCANS": str(tmp_path_factory.mktemp("scans"))}
+    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log") as (url, _):
+        yield url
+
+
 def settle(pg) -> None:
     """Wait until the script run is over: no running indicator, no spinner, no skeleton."""
     pg.wait_for_selector('[data-testid="stApp"]')

@@ -7,14 +7,15 @@ from __future__ import annotations
 import pytest
 
 from tests.compare.routers import helpdesk_routers, larkfield_routers
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, click_first_row,
-                               no_exception, require_chromium, settle, shot, streamlit_server, ticket_in_url)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, WAIT_MS, assert_every_chart_drawn,
+                               click_first_row, no_exception, require_chromium, settle, shot, streamlit_server,
+                               ticket_in_url)
 
 pytestmark = pytest.mark.browser
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api")
 
-OVERFLOW_JS = "document.querySelector('[data-testid=\"stMain\"]').scrollWidth - window.innerWidth"
+OVERFLOW_JS = PAGE_OVERFLOW_JS
 PAIRS = {"larkfield": ("larkfield", "retrain"), "helpdesk": ("helpdesk", "helpdesk_b")}
 
 

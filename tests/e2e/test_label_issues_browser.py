@@ -8,14 +8,14 @@ import shutil
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, click_first_row,
-                               no_exception, require_chromium, settle, shot, streamlit_server)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, WAIT_MS, assert_every_chart_drawn,
+                               click_first_row, no_exception, require_chromium, settle, shot, streamlit_server)
 
 pytestmark = pytest.mark.browser
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api")
 
-OVERFLOW_JS = "document.querySelector('[data-testid=\"stMain\"]').scrollWidth - window.innerWidth"
+OVERFLOW_JS = PAGE_OVERFLOW_JS
 N_TRAIN = 600
 
 

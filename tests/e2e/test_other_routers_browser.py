@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, no_exception,
-                               require_chromium, settle, shot, streamlit_server)
+from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, WAIT_MS, assert_every_chart_drawn,
+                               no_exception, require_chromium, routers_server, settle, shot)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -14,15 +14,12 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 # (page path, the fewest charts it draws on a router's default ticket)
 PAGES = (("", 2), ("heads", 3), ("interpretation", 3), ("formula", 1), ("verification", 0), ("cost", 0))
-OVERFLOW_JS = "document.querySelector('[data-testid=\"stMain\"]').scrollWidth - window.innerWidth"
+OVERFLOW_JS = PAGE_OVERFLOW_JS
 
 
 @pytest.fixture(scope="module")
 def server(artifacts, other_routers, tmp_path_factory):
-    env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
-           "TICKETNET_ROUTERS": str(other_routers), "TICKETNET_CACHE": str(tmp_path_factory.mktemp("cache")),
-           "TICKETNET_SCANS": str(tmp_path_factory.mktemp("scans"))}
-    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log") as (url, _):
+    with routers_server(artifacts, other_routers, tmp_path_factory) as url:
         yield url
 
 

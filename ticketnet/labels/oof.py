@@ -105,21 +105,14 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     on valid where it is given. Returns (model, vocab, info)."""
     import torch
 
-    from ticketnet.data.text import Vocab
     from ticketnet.metrics import fit_temperature
-    from ticketnet.nn.transformer import TinyTransformer
-    from ticketnet.train import (TrainConfig, WeightAverage, encode_rows, fold_temperature, predict_logits,
-                                 predict_seqs, train_epoch)
+    from ticketnet.train import (TrainConfig, WeightAverage, encode_rows, fold_temperature, new_model,
+                                 predict_logits, predict_seqs, train_epoch)
 
     cfg = TrainConfig(**cfg_fields).resolved(len(train_rows))
     torch.manual_seed(cfg.seed)
     rng, aug_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
-    vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
-    model = TinyTransformer(cfg.model_config(len(vocab), len(teams)))
-    if cfg.embed_scale != 1.0:
-        with torch.no_grad():
-            model.embed.weight.mul_(cfg.embed_scale)
-            model.position.weight.mul_(cfg.embed_scale)
+    vocab, model = new_model(cfg, train_rows, len(teams))
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
     rule = {name: encode_rows(rows, vocab, model.config.max_len, teams) for name, rows in rule_sets.items() if rows}
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
