@@ -264,6 +264,15 @@ def other_routers(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture
+def routers_env(app_env, other_routers, monkeypatch, tmp_path) -> Path:
+    """The dashboard's environment (`app_env`) with the `other_routers` listed in its sidebar and an empty scans
+    folder; returns the routers folder."""
+    monkeypatch.setenv("TICKETNET_ROUTERS", str(other_routers))
+    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
+    return other_routers
+
+
 @pytest.fixture(scope="session")
 def larkfield_retrain(artifacts, tmp_path_factory) -> Path:
     """A second router on Larkfield's teams and splits, of the shipped shape, trained for four epochs on the first

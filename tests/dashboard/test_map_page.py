@@ -82,13 +82,6 @@ def test_a_colour_change_keeps_the_map_and_misrouted_colours_two_ways(app_env):
     assert "misrouted" in spec and "routed right" in spec
 
 
-@pytest.fixture
-def routers_env(app_env, other_routers, monkeypatch, tmp_path):
-    monkeypatch.setenv("TICKETNET_ROUTERS", str(other_routers))
-    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
-    return other_routers
-
-
 @pytest.mark.parametrize("name,teams", [("helpdesk", ODD_TEAMS[:4]), ("ops", ODD_TEAMS)])
 def test_a_router_with_odd_team_names_maps_and_links_with_its_router(routers_env, name, teams):
     at = _open_map(router=name)

@@ -11,13 +11,6 @@ PAGES = tuple(f"../pages/{p}.py" for p in ("tickets", "heads", "interpretation",
                                             "cost"))
 
 
-@pytest.fixture
-def routers_env(app_env, other_routers, monkeypatch, tmp_path):
-    monkeypatch.setenv("TICKETNET_ROUTERS", str(other_routers))
-    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
-    return other_routers
-
-
 def _ok(at, where: str) -> None:
     assert not at.exception, (where, [e.value for e in at.exception])
     assert not at.error, (where, [e.value for e in at.error])

@@ -311,13 +311,6 @@ def test_without_a_stored_policy_the_page_says_how_to_store_one(shipped):
 
 
 # -- other routers: 4 and 12 odd team names, no hand-written set ---------------------------------------------------
-@pytest.fixture
-def routers_env(app_env, other_routers, monkeypatch, tmp_path):
-    monkeypatch.setenv("TICKETNET_ROUTERS", str(other_routers))
-    monkeypatch.setenv("TICKETNET_SCANS", str(tmp_path / "scans"))
-    return other_routers
-
-
 @pytest.mark.parametrize("name,teams", [("helpdesk", ODD_TEAMS[:4]), ("ops", ODD_TEAMS)])
 def test_the_page_runs_on_routers_with_other_teams(routers_env, name, teams):
     folder = routers_env / name
