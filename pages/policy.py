@@ -58,7 +58,7 @@ with controls.container(width=130):
                                        "most probable teams until their probabilities add up to the cut (sets "
                                        "adapt to how unsure the router is).") or "lac"
 if kind == policy_data.PRECISION:
-    with controls.container(width=170):
+    with controls.container(width=220):
         st.segmented_control("Vouch for it", list(policy_data.GUARANTEES), key="policy_vouch", required=True,
                              format_func=policy_data.GUARANTEE_WORDS.__getitem__,
                              help="No: each team's threshold is the lowest at which valid reaches the target, the "
