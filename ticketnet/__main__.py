@@ -187,6 +187,10 @@ def _predict(args: argparse.Namespace) -> int:
     if stats["truncated"]:
         print(f"note: {stats['truncated']} of {stats['tickets']} tickets were longer than "
               f"{router.max_len} tokens and were truncated (column 'truncated')", file=sys.stderr)
+    if stats["threads"]:
+        print(f"note: {stats['threads']:,} of {stats['tickets']:,} tickets are e-mail replies or forwards; the router "
+              f"read their new message only (column 'set_aside_chars': the characters of quoted history, forwarded "
+              f"chain and signature set aside)", file=sys.stderr)
     if "auto" in stats:
         print(f"note: the router's stored policy auto-routes {stats['auto']:,} of {stats['tickets']:,} tickets "
               f"(column 'auto'; 'team_set' is each ticket's shortlist)", file=sys.stderr)

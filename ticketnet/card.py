@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ticketnet.data.text import Vocab, tokenize
+from ticketnet.data.thread import split_thread
 from ticketnet.paths import WEIGHTS
 
 
@@ -23,11 +24,12 @@ class WeightsError(ValueError):
 class Encoded:
     """One ticket as the model reads it."""
 
-    text: str
+    text: str                  # what the model reads: the ticket's new message unless the whole thread was asked for
     tokens: list[str]          # tokens the model reads (lowercased, after truncation)
     ids: list[int]
     n_total: int               # tokens before truncation
     unknown: int               # how many of `ids` are <unk>
+    set_aside_chars: int = 0   # characters of quoted history, forwarded chain or signature not read
 
     @property
     def truncated(self) -> bool:
@@ -63,16 +65,18 @@ def _is_word(token: str) -> bool:
 DEFAULT_OOD = {"max_unknown_share": 0.3, "min_confidence": 0.6}
 
 
-def encode_text(text: str, vocab: Vocab, max_len: int) -> Encoded:
-    """Tokenize and look up one ticket, keeping the first `max_len` tokens; ValueError for a ticket with no token."""
+def encode_text(text: str, vocab: Vocab, max_len: int, whole_thread: bool = False) -> Encoded:
+    """Tokenize and look up one ticket's new message (`ticketnet.data.thread`; the whole text with `whole_thread`),
+    keeping the first `max_len` tokens; ValueError for a ticket with no token."""
     if not isinstance(text, str):
         raise TypeError(f"a ticket must be text, got {type(text).__name__}")
-    toks = tokenize(text)
+    read = text if whole_thread else split_thread(text).new
+    toks = tokenize(read)
     if not toks:
         raise ValueError("the ticket has no words, numbers or punctuation to read")
     kept = toks[:max_len]
     ids = [vocab.stoi.get(t, 1) for t in kept]
-    return Encoded(text, kept, ids, len(toks), sum(i == 1 for i in ids))
+    return Encoded(read, kept, ids, len(toks), sum(i == 1 for i in ids), len(text) - len(read))
 
 
 def shown_below(value: float, threshold: float, decimals: int = 2) -> tuple[str, str]:
@@ -137,6 +141,7 @@ class RouterCard:
     vocab: Vocab
     teams: tuple[str, ...]
     meta: dict = field(default_factory=dict)
+    whole_thread: bool = False     # read quoted history and signatures too, not only the new message
 
     @property
     def max_len(self) -> int:
@@ -144,7 +149,7 @@ class RouterCard:
 
     def encode(self, text: str) -> Encoded:
         """Tokenize and look up one ticket; raises ValueError for a ticket with no token at all."""
-        return encode_text(text, self.vocab, self.max_len)
+        return encode_text(text, self.vocab, self.max_len, self.whole_thread)
 
     @property
     def ood(self) -> dict:

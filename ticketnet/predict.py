@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
+from ticketnet.data.thread import split_thread
 from ticketnet.data.tickets import DataError
 from ticketnet.policy.policy import load_policy
 from ticketnet.router import Router
@@ -39,8 +40,8 @@ def predict_stream(router: Router, stream: TextIO, out: TextIO, source: str, bat
     policy = load_policy(router.meta)
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["ticket_id", "team", "confidence", *(f"p_{t}" for t in router.teams), "truncated",
-                     *(("auto", "team_set") if policy is not None else ())])
-    stats = {"tickets": 0, "truncated": 0, **({"auto": 0} if policy is not None else {})}
+                     "set_aside_chars", *(("auto", "team_set") if policy is not None else ())])
+    stats = {"tickets": 0, "truncated": 0, "threads": 0, **({"auto": 0} if policy is not None else {})}
     batch: list[tuple[str, object]] = []
 
     def flush() -> None:
@@ -48,12 +49,14 @@ def predict_stream(router: Router, stream: TextIO, out: TextIO, source: str, bat
         decided = policy.columns(probs.double().numpy(), router.teams) if policy is not None else None
         for i, ((tid, enc), p) in enumerate(zip(batch, probs)):
             k = int(p.argmax())
-            row = [tid, router.teams[k], f"{p[k]:.4f}", *(f"{v:.4f}" for v in p.tolist()), int(enc.truncated)]
+            row = [tid, router.teams[k], f"{p[k]:.4f}", *(f"{v:.4f}" for v in p.tolist()), int(enc.truncated),
+                   enc.set_aside_chars]
             if decided is not None:
                 row += [int(decided[0][i]), decided[1][i]]
                 stats["auto"] += int(decided[0][i])
             writer.writerow(row)
             stats["truncated"] += enc.truncated
+            stats["threads"] += enc.set_aside_chars > 0
         stats["tickets"] += len(batch)
         batch.clear()
 
@@ -80,6 +83,9 @@ def format_single(router: Router, text: str) -> tuple[str, list[str]]:
     lines = [f"{router.teams[k]}  (confidence {p[k]:.3f})"]
     lines += [f"  {t:<9} {v:.3f}" for t, v in sorted(zip(router.teams, p.tolist()), key=lambda x: -x[1])]
     notes = []
+    if enc.set_aside_chars:
+        notes.append(f"note: {split_thread(text).reason[:-1].replace('Set aside', 'set aside', 1)} "
+                     f"({enc.set_aside_chars:,} characters); the router read the new message only")
     if enc.truncated:
         notes.append(f"note: the ticket has {enc.n_total} tokens; only the first {len(enc.ids)} were read")
     if enc.unknown == len(enc.ids):

@@ -23,6 +23,9 @@ class Router:
     vocab: Vocab
     teams: tuple[str, ...]
     meta: dict = field(default_factory=dict)
+    # The router reads a ticket's new message, not its quoted history and signature (ticketnet.data.thread);
+    # True reads the whole text, as an analyst may ask for one ticket.
+    whole_thread: bool = False
 
     @property
     def max_len(self) -> int:
@@ -30,11 +33,12 @@ class Router:
 
     @property
     def card(self) -> RouterCard:
-        return RouterCard(self.vocab, self.teams, self.meta)
+        return RouterCard(self.vocab, self.teams, self.meta, self.whole_thread)
 
     def encode(self, text: str) -> Encoded:
-        """Tokenize and look up one ticket; raises ValueError for a ticket with no token at all."""
-        return encode_text(text, self.vocab, self.max_len)
+        """Tokenize and look up one ticket's new message (the whole text with `whole_thread`); raises ValueError
+        for a ticket with no token at all."""
+        return encode_text(text, self.vocab, self.max_len, self.whole_thread)
 
     def batch(self, encoded: list[Encoded]) -> tuple[Tensor, Tensor]:
         return pad_batch([e.ids for e in encoded])

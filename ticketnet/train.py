@@ -21,6 +21,7 @@ from ticketnet._runtime.hashing import file_sha256
 from ticketnet.baseline import fit_baseline
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
+from ticketnet.data.thread import split_thread
 from ticketnet.data.tickets import DataError, is_hard, load_split, team_list, teams_of
 from ticketnet.metrics import fit_temperature, summarize
 from ticketnet.nn.batching import batched_probs
@@ -101,7 +102,7 @@ def encode_rows(rows: list[dict], vocab: Vocab, max_len: int,
                 teams: Sequence[str]) -> tuple[list[list[int]], torch.Tensor]:
     """Token ids (truncated to `max_len`) and team indices in the order of `teams`."""
     index = {t: i for i, t in enumerate(teams)}
-    seqs = [vocab.encode(r["text"])[:max_len] for r in rows]
+    seqs = [vocab.encode(split_thread(r["text"]).new)[:max_len] for r in rows]
     try:
         labels = torch.tensor([index[r["team"]] for r in rows], dtype=torch.long)
     except KeyError as exc:
@@ -266,7 +267,7 @@ ROUTER_MARKER = "router.json"      # what makes a folder a router's, so `--out` 
 def new_model(cfg: TrainConfig, train_rows: list[dict], n_classes: int) -> tuple[Vocab, TinyTransformer]:
     """The vocabulary of `train_rows` and an untrained model of `cfg`'s shape with its embeddings at the recipe's
     scale: what every training run (a router, a label-issues fold) starts from. `cfg` must be resolved."""
-    vocab = Vocab([r["text"] for r in train_rows], min_freq=cfg.min_freq)
+    vocab = Vocab([split_thread(r["text"]).new for r in train_rows], min_freq=cfg.min_freq)
     model = TinyTransformer(cfg.model_config(len(vocab), n_classes))
     if cfg.embed_scale != 1.0:
         with torch.no_grad():

@@ -71,6 +71,7 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
         "text": [r["text"] for r in rows],
         "tokens": [sorted(set(e.tokens)) for e in encoded],
         "truncated": [e.truncated for e in encoded],
+        "set_aside_chars": np.array([e.set_aside_chars for e in encoded], dtype=np.int32),
     })
     label = [r.get("team") if r.get("team") in teams else None for r in rows]
     label_p = np.full(len(rows), np.nan)                  # the router's probability of the given team, if any
