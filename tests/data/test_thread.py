@@ -4,7 +4,7 @@ import pytest
 
 from ticketnet.card import encode_text
 from ticketnet.data.text import Vocab
-from ticketnet.data.thread import MIN_NEW_WORDS, split_thread
+from ticketnet.data.thread import MIN_FORWARD_NOTE_WORDS, MIN_NEW_WORDS, split_thread
 from ticketnet.data.tickets import load_split
 from ticketnet.paths import data_dir
 
@@ -53,17 +53,23 @@ def test_an_outlook_header_block_on_lines_and_original_message():
 
 
 def test_a_forwarded_chain_is_set_aside_below_the_note():
-    text = ("Please look at the courier email below, the parcel never came.\n\n---------- Forwarded message ---------\n"
+    text = ("Please look at the courier email below: it says delivered, but the parcel never came to my door.\n\n---------- Forwarded message ---------\n"
             "From: DPD <noreply@dpd.co.uk>\nDate: Mon, 3 Jun 2024\nSubject: Your parcel\nTo: me\n"
             "Your parcel was delivered.")
     s = split_thread(text)
-    assert s.new == "Please look at the courier email below, the parcel never came."
+    assert s.new == "Please look at the courier email below: it says delivered, but the parcel never came to my door."
     assert s.reason == "Set aside the forwarded message below “---------- Forwarded message ---------”."
 
 
-def test_a_note_too_short_to_route_reads_the_whole_thread():
-    note = "See below please"
-    assert len(note.split()) < MIN_NEW_WORDS
+def test_a_reply_too_short_to_route_reads_the_whole_thread():
+    assert len("Any news?".split()) < MIN_NEW_WORDS
+    text = f"Any news?\n\n{HEADER}\n{QUOTED}"
+    assert split_thread(text).new is text
+
+
+def test_a_forward_under_a_short_cover_note_is_read_with_it():
+    note = "See below, sent this a week ago and no reply yet."
+    assert MIN_NEW_WORDS <= len(note.split()) < MIN_FORWARD_NOTE_WORDS
     text = f"{note}\n\n---------- Forwarded message ---------\nFrom: me\nDate: 1 Jun\nSubject: mower\n\n" \
            "My mower will not start after winter storage, what should I check?"
     s = split_thread(text)
