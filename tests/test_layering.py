@@ -25,7 +25,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "metrics": set(),
     "predictions": {"_runtime", "paths", "data", "card", "router"},
     "predict": {"data", "card", "router", "policy"},
-    "baseline": {"metrics"},
+    "baseline": {"metrics", "data"},
     "train": {"_runtime", "paths", "data", "nn", "metrics", "baseline", "card", "router", "predictions"},
     "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret"},
     "policy": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "policy"},

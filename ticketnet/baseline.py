@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ticketnet.data.thread import split_thread
 from ticketnet.metrics import summarize
 
 C_GRID = (1.0, 10.0, 100.0)
@@ -32,6 +33,11 @@ def make_features():
     ])
 
 
+def texts_read(rows: Sequence[Mapping[str, str]]) -> list[str]:
+    """What the baseline reads of each ticket: its new message, as the router does (`ticketnet.data.thread`)."""
+    return [split_thread(r["text"]).new for r in rows]
+
+
 def _labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str]) -> np.ndarray:
     index = {t: i for i, t in enumerate(teams)}
     return np.array([index[r["team"]] for r in rows], dtype=np.int64)
@@ -40,7 +46,7 @@ def _labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str]) -> np.ndarr
 def _probs(features, model, rows: Sequence[Mapping[str, str]], n_teams: int) -> np.ndarray:
     """Probabilities (N, teams) in the router's team order; a team absent from train gets 0."""
     out = np.zeros((len(rows), n_teams))
-    out[:, model.classes_] = model.predict_proba(features.transform([r["text"] for r in rows]))
+    out[:, model.classes_] = model.predict_proba(features.transform(texts_read(rows)))
     return out
 
 
@@ -63,7 +69,7 @@ def fit_baseline(train: Sequence[Mapping[str, str]], valid: Sequence[Mapping[str
         train = [train[i] for i in sorted(keep)]
     y, y_valid = _labels(train, teams), _labels(valid, teams)
     features = make_features()
-    x = features.fit_transform([r["text"] for r in train])
+    x = features.fit_transform(texts_read(train))
     model = LogisticRegression(max_iter=2000, random_state=seed, warm_start=True)
     tried, best = {}, None
     for c in sorted(C_GRID):

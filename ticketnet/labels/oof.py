@@ -183,14 +183,14 @@ def _baseline_fold(train: list[dict], held: list[dict], teams: Sequence[str], c:
     """The router card's TF-IDF + logistic regression baseline (its features and C), fitted on `train`."""
     from sklearn.linear_model import LogisticRegression
 
-    from ticketnet.baseline import make_features
+    from ticketnet.baseline import make_features, texts_read
 
     index = {t: i for i, t in enumerate(teams)}
     features = make_features()
-    x = features.fit_transform([r["text"] for r in train])
+    x = features.fit_transform(texts_read(train))
     model = LogisticRegression(C=c, max_iter=2000, random_state=seed).fit(x, [index[r["team"]] for r in train])
     probs = np.zeros((len(held), len(teams)))
-    probs[:, model.classes_] = model.predict_proba(features.transform([r["text"] for r in held]))
+    probs[:, model.classes_] = model.predict_proba(features.transform(texts_read(held)))
     return probs, {"C": c, "features": int(x.shape[1])}
 
 
