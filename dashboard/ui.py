@@ -168,7 +168,8 @@ def thread_note(split, whole: bool) -> str:
 def set_aside_text(split) -> None:
     """What the router set aside, greyed out under the new message: escaped plain text, line by line."""
     shown = split.set_aside if len(split.set_aside) <= TEXT_SHOWN else split.set_aside[:TEXT_SHOWN] + " …"
-    st.caption("  \n".join(md_escape(line) for line in shown.splitlines()) or " ")
+    # Grey by Markdown's colour directive: a caption alone draws in the body text's colour in this theme.
+    st.caption("  \n".join(f":gray[{md_escape(line)}]" for line in shown.splitlines() if line.strip()) or " ")
 
 
 def thread_view(text: str, whole: bool = False, toggle_key: str | None = None,
