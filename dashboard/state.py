@@ -9,17 +9,19 @@
 # A ticket picked on the Corpus page is named by its scan and id (``?ticket=T-39229&scan=shipped``): a link to it
 # reads the ticket back from that scan, with its true team. The pages' other choices (block, query row, target team)
 # ride in the URL through `url_default` and `write_choice`, each under a short readable name (``?block=2&row=3``).
+# An e-mail ticket is read without its quoted history and signature (ticketnet.data.thread); an analyst may read the
+# whole thread of the picked ticket instead: ``?thread=whole``, kept until another ticket is picked.
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import streamlit as st
 
-from dashboard.data import splits, store
+from dashboard.data import splits, store, ticket
 
 DEFAULT_TICKET = "T-65052"
 CUSTOM = "custom"
@@ -36,6 +38,9 @@ _LINKED = "_typed_link"          # (text, its link parameters): packed or stored
 _CORPUS = "_corpus_pick"         # (text, ticket id, true team, scan name) of a ticket picked on the Corpus page
 _CHOICES = "_url_choices"        # {parameter: value} of the pages' other choices this session last wrote
 SCAN = "scan"                    # the URL parameter naming a corpus ticket's scan
+THREAD = "thread"                # the URL parameter that reads the picked ticket's whole thread: ?thread=whole
+WHOLE = "whole"
+_WHOLE = "_whole_thread"         # digest of the picked ticket whose whole thread is read
 
 
 @dataclass(frozen=True)
@@ -51,15 +56,22 @@ class Pick:
     distractor: str = ""
     corpus_id: str = ""          # a corpus ticket: shown by its text like a typed one, named by its id
     corpus_scan: str = ""        # …and the name of the scan it comes from
+    whole_thread: bool = False   # read its quoted history and signature too (only a ticket that has them)
 
     @property
     def custom(self) -> bool:
         return self.ticket_id == CUSTOM
 
     @property
-    def text_key(self) -> str:
-        """A short digest of the text, for widget keys: a widget keyed by it starts afresh on another ticket."""
+    def digest(self) -> str:
+        """A short digest of the text."""
         return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:12]
+
+    @property
+    def text_key(self) -> str:
+        """The digest, for widget keys: a widget keyed by it starts afresh on another ticket, and on the same
+        ticket read with its whole thread (other tokens, other query rows)."""
+        return self.digest + ("-whole" if self.whole_thread else "")
 
     @property
     def label(self) -> str:
@@ -187,6 +199,8 @@ def url_notice() -> str | None:
 
 def pick_ticket(ticket_id: str) -> None:
     """Pick a split ticket by id (the caller has checked it exists)."""
+    if st.session_state.get(_TICKET) != ticket_id:
+        _forget_whole_thread()
     st.session_state[_TICKET] = ticket_id
     _write_url()
 
@@ -195,6 +209,7 @@ def pick_custom(text: str) -> None:
     """Pick a typed ticket (the caller has checked it is not blank)."""
     ss = st.session_state
     ss.pop(_CORPUS, None)
+    _forget_whole_thread()
     ss[_TEXT] = text
     ss[_TICKET] = CUSTOM
     _write_url()
@@ -205,6 +220,8 @@ def pick_corpus(ticket_id: str, text: str, team: str | None = None, scan: str = 
     session remembers its id, true team and scan name for as long as that text is picked, and its link names the
     scan and the id (without a scan name it rides in the link by its text, as a typed ticket does)."""
     ss = st.session_state
+    if write:                    # from a link (not written), the link's own ?thread= is still to be read
+        _forget_whole_thread()
     ss[_TEXT] = text
     ss[_TICKET] = CUSTOM
     ss[_CORPUS] = (text, ticket_id, team, scan)
@@ -226,7 +243,14 @@ def custom_text() -> str:
 
 
 def current() -> Pick:
-    """The picked ticket. Falls back to the default ticket (then to the first valid ticket) if the pick is gone."""
+    """The picked ticket. Falls back to the default ticket (then to the first valid ticket) if the pick is gone.
+    Its `whole_thread` says whether its quoted part is read too (`read_whole_thread`)."""
+    pick = _current()
+    whole = _whole_thread(pick)
+    return replace(pick, whole_thread=True) if whole else pick
+
+
+def _current() -> Pick:
     ss = st.session_state
     ticket = ss.get(_TICKET, DEFAULT_TICKET)
     if ticket == CUSTOM and ss.get(_TEXT, "").strip():
@@ -248,6 +272,36 @@ def current() -> Pick:
         _write_url()
     # split_rows fills the optional columns with "", so every row has them
     return Pick(row["ticket_id"], row["text"], row["team"], split, row["evidence"], row["pattern"], row["distractor"])
+
+
+# -- the whole thread or only the new message ---------------------------------------------------------------------
+def _whole_thread(pick: Pick) -> bool:
+    """Whether the picked ticket is read whole: a link's ``?thread=whole`` (a pasted link, a new tab) or the
+    analyst's switch for this very ticket; never for a ticket with nothing set aside."""
+    if not ticket.thread(pick.text).set_aside:
+        return False
+    ss = st.session_state
+    if url_choice(THREAD, lambda raw: True if raw.strip() == WHOLE else None):
+        ss[_WHOLE] = pick.digest
+    return ss.get(_WHOLE) == pick.digest
+
+
+def _forget_whole_thread() -> None:
+    """Another ticket is picked: it is read as the router reads it, its new message only."""
+    st.session_state.pop(_WHOLE, None)
+    if THREAD in st.query_params:
+        write_choice(THREAD, None)
+
+
+def read_whole_thread(pick: Pick, whole: bool) -> None:
+    """Read the picked ticket's whole thread (quoted history and signature too), or only its new message; the
+    choice rides in the URL as ``?thread=whole`` and is dropped when another ticket is picked."""
+    ss = st.session_state
+    if whole:
+        ss[_WHOLE] = pick.digest
+    elif ss.get(_WHOLE) == pick.digest:
+        del ss[_WHOLE]
+    write_choice(THREAD, WHOLE if whole else None)
 
 
 # -- the pages' other choices in the URL -------------------------------------------------------------------------------

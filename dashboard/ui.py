@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 
 import altair as alt
@@ -149,6 +150,64 @@ def show_text(text: str) -> None:
     st.caption(f"Showing the first {TEXT_SHOWN:,} of {len(text):,} characters.")
 
 
+THREAD_TOGGLE = "Read the quoted part too"
+
+
+def thread_note(split, whole: bool) -> str:
+    """The one line under an e-mail ticket (Markdown, escaped): what the router set aside and how much of it, or
+    that it is read at the analyst's request."""
+    what = split.reason.rstrip(".")
+    what = what[:1].lower() + what[1:]
+    if whole:
+        return md_escape(f"Reading the whole thread, as asked: the router would have {what} "
+                         f"({split.set_aside_chars:,} characters); here it reads them too.")
+    return md_escape(f"{what[:1].upper() + what[1:]} ({split.set_aside_chars:,} characters): the router read the "
+                     "new message above only.")
+
+
+def set_aside_text(split) -> None:
+    """What the router set aside, greyed out under the new message: escaped plain text, line by line."""
+    shown = split.set_aside if len(split.set_aside) <= TEXT_SHOWN else split.set_aside[:TEXT_SHOWN] + " …"
+    # Grey by Markdown's colour directive: a caption alone draws in the body text's colour in this theme.
+    st.caption("  \n".join(f":gray[{md_escape(line)}]" for line in shown.splitlines() if line.strip()) or " ")
+
+
+def thread_view(text: str, whole: bool = False, toggle_key: str | None = None,
+                on_toggle: Callable[[bool], None] | None = None, elsewhere: str = "") -> bool:
+    """An e-mail ticket as the router reads it: the new message as the ticket, what was set aside greyed out below
+    it, a one-line note and the switch that reads the quoted part too (`whole`: it is on; no switch without a
+    `toggle_key`, the note then ends with `elsewhere`, where to switch it). A ticket with nothing set aside is shown
+    whole, as before. Returns whether it has a part set aside."""
+    split = ticket.thread(text)
+    if not split.set_aside:
+        show_text(text)
+        return False
+    if whole:
+        show_text(text)
+    else:
+        show_text(split.new)
+        set_aside_text(split)
+    st.caption(thread_note(split, whole) + (" " + md_escape(elsewhere) if elsewhere else ""),
+               help="The router reads an e-mail's new message, not the quoted history, forwarded chain or signature "
+                    "below it. Switch the quoted part on to see how the router reads the whole text, for this ticket "
+                    "only.")
+    if toggle_key is None:
+        return True
+    st.session_state[toggle_key] = whole            # the analyst's choice as remembered, whichever page set it
+    st.toggle(THREAD_TOGGLE, key=toggle_key,
+              on_change=None if on_toggle is None else lambda: on_toggle(bool(st.session_state[toggle_key])),
+              help="Route and interpret this ticket on its whole text, quoted history and signature included. "
+                   "Kept in the link (?thread=whole) until another ticket is picked.")
+    return True
+
+
+def thread_part(pick: state.Pick) -> None:
+    """The picked ticket's text for its header (`thread_view`), the switch tied to the picked ticket and the URL."""
+    thread_view(pick.text, pick.whole_thread, f"whole_thread_{pick.digest}",
+                partial(state.read_whole_thread, pick))
+    state.write_choice(state.THREAD, state.WHOLE if pick.whole_thread else None)
+
+
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -175,9 +234,10 @@ def cannot_route(exc: Exception) -> None:
 
 
 def inspection_or_stop(pick: state.Pick):
-    """The picked ticket's inspection (cached per text), or the refusal and the end of the page's run."""
+    """The picked ticket's inspection (cached per text and `whole_thread`), or the refusal and the end of the
+    page's run."""
     try:
-        return ticket.inspection(pick.text)
+        return ticket.inspection(pick.text, pick.whole_thread)
     except ValueError as exc:                    # e.g. a typed ticket with nothing the tokenizer keeps
         cannot_route(exc)
 
@@ -185,8 +245,9 @@ def inspection_or_stop(pick: state.Pick):
 def prediction_or_stop(pick: state.Pick):
     """(team probabilities, encoded ticket) for the picked ticket's card. A split ticket's come from its split's
     stored routing when that is at hand, with no model run (the Tickets page then draws before torch has even
-    loaded); any other ticket's from its inspection. Stops the page for a ticket the router cannot read."""
-    if not pick.custom:
+    loaded); any other ticket's, and one read with its whole thread, from its inspection. Stops the page for a
+    ticket the router cannot read."""
+    if not pick.custom and not pick.whole_thread:
         probs = splits.routed_probs(pick.split, pick.ticket_id)
         if probs is not None:
             try:
@@ -204,7 +265,7 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.markdown(_who(pick, detail=True))
-        show_text(pick.text)
+        thread_part(pick)
         if tokens is not None:
             st.caption(f"{narrative.count(len(tokens), 'token')} read")
     with right:
@@ -213,7 +274,7 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
             verdict = " · ✓ correct" if teams[k] == pick.team else f" · ✗ misrouted (true: {md_escape(pick.team)})"
         # The confidence and verdict as a line of text under the metric: as the metric's delta they were cut to
         # "confidence 0.96 ✓ corr…" in a laptop's narrow column, and a delta drew an up arrow beside them.
-        found = assessment(pick.text, p)
+        found = assessment(pick.text, p, pick.whole_thread)
         # A confidence under the threshold is shown with the digits the flag below uses (0.897, not 0.90).
         shown = shown_below(p[k], found.min_confidence)[0] if found and found.low_confidence else f"{p[k]:.2f}"
         st.metric("prediction", f"{teams[k]}")
@@ -223,11 +284,13 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         st.warning(md_escape(found.message), icon=":material/report:")
 
 
-def assessment(text: str, probs: Sequence[float]):
+def assessment(text: str, probs: Sequence[float], whole_thread: bool = False):
     """The flags of any ticket, typed or from a split or a scan (`RouterCard.assess`): too many unknown words, or a
     confidence below the calibrated threshold in router.json. From the card alone, so a split ticket's page still
     draws without torch; None for a ticket with nothing to read (the page says so elsewhere)."""
     card = model.card()
+    if whole_thread:
+        card = replace(card, whole_thread=True)
     try:
         return card.assess(card.encode(text), probs)
     except ValueError:

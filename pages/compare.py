@@ -182,7 +182,7 @@ if ticket is not None:
     kind = next(iter(flips.loc[flips["ticket_id"] == tid, "kind"]), None)
     st.markdown(f"True team **{md_escape(ticket['team'])}**" + (f" · {kind}" if kind else " · no flip")
                 + (f" · pattern *{md_escape(ticket['pattern'])}*" if ticket.get("pattern") else ""))
-    ui.show_text(ticket["text"])
+    ui.thread_view(ticket["text"], elsewhere="Its Heads and Interpretation pages (below) can read the quoted part too.")
     sides = st.container(horizontal=True, gap="medium")
     for key, name, label in (("a", a, label_a), ("b", b, label_b)):
         side = sides.container(width=250)

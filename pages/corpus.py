@@ -280,7 +280,10 @@ event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun"
                                                                        format="%.2f"),
                          DISAGREEMENT: st.column_config.NumberColumn("attention disagrees", format="%.2f"),
                          "top_effect_1": st.column_config.TextColumn("top word by effect"),
-                         "top_rollout_1": st.column_config.TextColumn("top word by rollout")})
+                         "top_rollout_1": st.column_config.TextColumn("top word by rollout"),
+                         "set_aside_chars": st.column_config.NumberColumn(
+                             "set aside", help="characters of quoted history, forwarded chain or signature the "
+                                               "router did not read (0: it read the whole ticket)")})
 rows = ui.selection(event, "rows")
 ids = view["ticket_id"].tolist()
 chosen = ids[rows[0]] if rows and rows[0] < len(ids) else None

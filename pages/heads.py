@@ -120,7 +120,7 @@ with knockout_section:
         ko_head = st.selectbox("Head to cut", range(n_heads), index=default_head, format_func=lambda k: f"head {k + 1}",
                                key=f"ko_head_{text_key}_{block}_{query_row}",
                                help="Default: the head that puts the largest weight on one token of this row.")
-        ko = interventions.knockout_row(pick.text, block - 1, ko_head, query_row, target)
+        ko = interventions.knockout_row(pick.text, block - 1, ko_head, query_row, target, pick.whole_thread)
         ko_tau = ko.tau(unit)
         st.subheader(f"Block {block}, head {ko_head + 1}: the row of {md_escape(narrative.quote(tokens[query_row]))} "
                      f"(position {query_row}), edge by edge")
@@ -141,7 +141,7 @@ with knockout_section:
 
         if n_tokens <= interventions.MAP_MAX_N:
             st.subheader(f"Every edge of block {block}: effect maps beside the attention")
-            maps = interventions.effect_maps(pick.text, block - 1, target)
+            maps = interventions.effect_maps(pick.text, block - 1, target, pick.whole_thread)
             step = ic.map_step(n_tokens)
             pair_row = st.container(horizontal=True, gap="medium")    # side by side when wide, stacked in a laptop column
             with pair_row.container(width="content"):
@@ -176,6 +176,6 @@ with ablation_section:
         if mode == "mean":
             with st.spinner("Averaging every head's output over the valid split (once per weights file, a few seconds)…"):
                 interventions.valid_head_means()
-        ablated = interventions.ablation(pick.text, target, mode)
+        ablated = interventions.ablation(pick.text, target, mode, pick.whole_thread)
         ui.chart(ic.ablation_grid, ablated, unit, team)
         st.markdown(md_escape(narrative.ablation_sentence(ablated, unit, team, mode)))

@@ -43,7 +43,8 @@ target = t1.selectbox("Target team (whose probability the effects follow)", rang
                       format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
                       key=f"target_{text_key}")
 state.write_choice("target", None if target == predicted else teams[target])
-ti = ticket.interpretation(pick.text, target, pick.evidence)
+ti = ticket.interpretation(pick.text, target, pick.evidence, pick.whole_thread)
+read = ins.encoded.text                            # what the router reads: the new message of an e-mail ticket
 team = teams[target]
 if ti.note:
     t2.info(md_escape(ti.note), icon=":material/info:")
@@ -207,23 +208,23 @@ contrast_section = st.expander("Contrast pair and activation patching", key="ope
                                icon=":material/compare_arrows:")
 with contrast_section:
     if contrast_section.open:
-        suggested = suggest_edit(pick.text, pick.evidence)
+        suggested = suggest_edit(read, pick.evidence)
         st.caption("Edit the ticket into a contrast (b) and compare it with the ticket (a). "
                    + ("Prefilled with a suggested edit: a negated phrase that holds none of the evidence deleted, "
                       "else a phrase set aside by a following “but”, else the evidence itself."
                       if suggested else "No edit could be suggested for this ticket: the ticket itself is prefilled, "
                       "change a few words."))
-        edited = st.text_area("Edited ticket (b)", value=suggested or pick.text, key=f"contrast_edit_{text_key}",
+        edited = st.text_area("Edited ticket (b)", value=suggested or read, key=f"contrast_edit_{text_key}",
                               max_chars=20_000, height=110)
         try:
-            ins_b = ticket.inspection(edited) if edited.strip() else None
+            ins_b = ticket.inspection(edited, pick.whole_thread) if edited.strip() else None
         except ValueError as exc:
             ins_b = None
             st.warning(f"The edit cannot be routed: {md_escape(exc)}")
         if ins_b is None:
             st.info("Type an edited ticket to compare.", icon=":material/edit:")
         else:
-            cp = interventions.contrast(pick.text, edited, target)
+            cp = interventions.contrast(read, edited, target, pick.whole_thread)
             pa, pb = st.columns(2)
             for col, name, probs, values in ((pa, "ticket (a)", ins.probs, cp.values_a),
                                              (pb, "edit (b)", ins_b.probs, cp.values_b)):
@@ -231,7 +232,7 @@ with contrast_section:
                 col.metric(f"prediction, {name}", teams[k])
                 col.markdown(f"p({md_escape(team)}) **{narrative.fmt(values['prob'])}** · logit difference "
                              f"**{narrative.fmt(values['logit_diff'])}**")
-            if edited == pick.text or cp.values_a[unit] == cp.values_b[unit]:
+            if edited == read or cp.values_a[unit] == cp.values_b[unit]:
                 st.info(f"The edit leaves the {unit_name} of {md_escape(team)} where it was: there is no change for a "
                         "patch to recover. Edit some words.", icon=":material/info:")
             else:
@@ -256,7 +257,7 @@ phrase_section = st.expander("Phrases: deletion, pairs, Shapley values", key="op
 with phrase_section:
     if phrase_section.open:
         st.caption(md_escape("How the ticket is cut: " + PHRASE_RULE))
-        ph = interventions.phrases(pick.text, target, unit)
+        ph = interventions.phrases(pick.text, target, unit, pick.whole_thread)
         texts = [p.text for p in ph.phrases]
         singles = ph.singles()
         shown = pd.DataFrame({"#": range(len(texts)), "phrase": texts,

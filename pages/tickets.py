@@ -154,6 +154,8 @@ view = filters.sort(view, chosen["sort_by"])
 columns = ["ticket_id", "team", "predicted", "confidence", "correct", "text", "tokens", "pattern"]
 if interp is not None:
     columns[5:5] = [DISAGREEMENT, TAU_ROLLOUT]
+if "set_aside_chars" in view.columns:              # routed tables written since threads are split (issue 28)
+    columns.insert(columns.index("tokens") + 1, "set_aside_chars")
 view = view[columns].reset_index(drop=True)
 
 status = f"{len(view)} of {len(table)} tickets"
@@ -186,6 +188,9 @@ config = {
     "correct": st.column_config.CheckboxColumn("correct", width="small"),
     "tokens": st.column_config.NumberColumn("tokens", width="small", help="length in tokens (the router reads "
                                                                           f"at most {card.max_len})"),
+    "set_aside_chars": st.column_config.NumberColumn("set aside", width="small",
+                                                     help="characters of quoted history, forwarded chain or "
+                                                          "signature the router did not read"),
     "pattern": st.column_config.TextColumn("pattern", width="small",
                                            help="how the ticket was written: plain, negated, two topics, "
                                                 "ambiguous, noisy (mislabelled on purpose)"),

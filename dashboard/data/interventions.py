@@ -37,22 +37,22 @@ from ticketnet.interpret.signals import NEGLIGIBLE_EFFECT
 SHAPLEY_SAMPLES = 64      # Captum permutation orders beyond EXACT_MAX phrases, in the phrase section
 MEANS_SPLIT = "valid"     # mean ablation: each head's mean output over this split
 
-def _ids(text: str) -> torch.Tensor:
-    return torch.tensor(inspection(text).encoded.ids, dtype=torch.long)
+def _ids(text: str, whole_thread: bool = False) -> torch.Tensor:
+    return torch.tensor(inspection(text, whole_thread).encoded.ids, dtype=torch.long)
 
 
 # -- attention edges ------------------------------------------------------------------------------------------------
 @cached_on_weights(max_entries=256)
-def knockout_row(text: str, block: int, head: int, query: int, target: int) -> Knockout:
+def knockout_row(text: str, block: int, head: int, query: int, target: int, whole_thread: bool = False) -> Knockout:
     """Every edge of one query row of one head cut in turn (block, head 0-based): `edge_knockout`, cached."""
-    return edge_knockout(router().model, _ids(text), block, head, query, target)
+    return edge_knockout(router().model, _ids(text, whole_thread), block, head, query, target)
 
 
 @cached_on_weights(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64)
-def effect_maps(text: str, block: int, target: int) -> list[Knockout]:
+def effect_maps(text: str, block: int, target: int, whole_thread: bool = False) -> list[Knockout]:
     """Each head's full effect map of `block` (0-based), one `Knockout` per head; tickets up to MAP_MAX_N tokens."""
     model = router().model
-    return [effect_map(model, _ids(text), block, h, target) for h in range(model.config.h)]
+    return [effect_map(model, _ids(text, whole_thread), block, h, target) for h in range(model.config.h)]
 
 
 # -- heads switched off -----------------------------------------------------------------------------------------------
@@ -69,17 +69,18 @@ def valid_head_means() -> torch.Tensor:
 
 
 @cached_on_weights(max_entries=128)
-def ablation(text: str, target: int, mode: str) -> pd.DataFrame:
+def ablation(text: str, target: int, mode: str, whole_thread: bool = False) -> pd.DataFrame:
     """`head_ablation` of the ticket, zero or mean (means over the valid split), cached."""
     means = valid_head_means() if mode == "mean" else None
-    return head_ablation(router().model, _ids(text), target, mode, means)
+    return head_ablation(router().model, _ids(text, whole_thread), target, mode, means)
 
 
 # -- a ticket against an edit ------------------------------------------------------------------------------------------
 @cached_on_weights(show_spinner="Patching every head and residual position, both ways…", max_entries=64)
-def contrast(text_a: str, text_b: str, target: int) -> ContrastPatching:
-    """`contrast_patching` of the ticket (a) against the edit (b) for the target team, cached per pair."""
-    a, b = inspection(text_a).encoded, inspection(text_b).encoded
+def contrast(text_a: str, text_b: str, target: int, whole_thread: bool = False) -> ContrastPatching:
+    """`contrast_patching` of the ticket (a) against the edit (b) for the target team, cached per pair; both read
+    whole with `whole_thread`."""
+    a, b = inspection(text_a, whole_thread).encoded, inspection(text_b, whole_thread).encoded
     return contrast_patching(router().model, torch.tensor(a.ids), torch.tensor(b.ids), target, a.tokens, b.tokens)
 
 
@@ -101,12 +102,13 @@ class PhraseResults:
 
 
 @cached_on_weights(show_spinner="Deleting each phrase and each pair, and the phrases' Shapley values…", max_entries=128)
-def phrases(text: str, target: int, unit: str = "logit_diff") -> PhraseResults:
+def phrases(text: str, target: int, unit: str = "logit_diff", whole_thread: bool = False) -> PhraseResults:
     """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
     (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""
     model = router().model
-    ids = _ids(text)
-    found = split_phrases(text, ids.numel())
+    encoded = inspection(text, whole_thread).encoded
+    ids = torch.tensor(encoded.ids, dtype=torch.long)
+    found = split_phrases(encoded.text, ids.numel())       # the phrases of the text read, not of its quoted part
     deletions = phrase_deletions(model, ids, found, target)
     shap = phrase_shapley(model, ids, found, target, unit, n_samples=SHAPLEY_SAMPLES)
     return PhraseResults(found, deletions, redundant_pairs(deletions), shap)

@@ -31,3 +31,11 @@ def test_an_unfinished_or_missing_scan_is_refused(tmp_path):
     with pytest.raises(ScanError, match="no scan here"):
         open_scan(tmp_path)
     assert not is_scan(tmp_path)
+
+
+def test_the_listing_carries_the_characters_set_aside_where_the_scan_has_them(full_scan):
+    rows = pd.read_parquet(full_scan / "tickets").set_index("ticket_id")
+    assert "set_aside_chars" in rows.columns
+    got, _ = tickets(open_scan(full_scan), Filters(), limit=10)
+    assert "set_aside_chars" in got.columns
+    assert got.set_index("ticket_id")["set_aside_chars"].tolist() == rows.loc[got["ticket_id"], "set_aside_chars"].tolist()

@@ -94,13 +94,19 @@ def _where(scan: Scan, f: Filters) -> tuple[str, list]:
 
 def has_label_confidence(scan: Scan) -> bool:
     """Whether the scan's ticket rows carry `label_confidence` (scans made before it was added do not)."""
+    return LABEL_CONFIDENCE in _ticket_columns(scan)
+
+
+def _ticket_columns(scan: Scan) -> list[str]:
+    """The columns of the scan's ticket rows (from its first file; [] when it has none)."""
     import pyarrow.parquet as pq
 
     first = next(iter(sorted((scan.folder / "tickets").glob("*.parquet"))), None)
-    return first is not None and LABEL_CONFIDENCE in pq.read_schema(first).names
+    return [] if first is None else list(pq.read_schema(first).names)
 
 
 LABEL_CONFIDENCE = "label_confidence"
+SET_ASIDE = "set_aside_chars"        # characters of quoted history and signature the router did not read (issue 28)
 
 
 def _connect():
@@ -115,8 +121,11 @@ def tickets(scan: Scan, f: Filters, limit: int = 500) -> tuple[pd.DataFrame, int
     """The first `limit` tickets matching `f` in its sort order, and how many match in all."""
     where, params = _where(scan, f)
     cols = [c for c in LIST_COLUMNS if scan.level != "route" or not c.startswith((DISAGREEMENT, "top_"))]
-    if has_label_confidence(scan):
+    present = _ticket_columns(scan)
+    if LABEL_CONFIDENCE in present:
         cols.insert(cols.index("confidence") + 1, LABEL_CONFIDENCE)
+    if SET_ASIDE in present:                       # scans made before threads were split have no such column
+        cols.insert(cols.index("n") + 1, SET_ASIDE)
     order = SORTS.get(f.sort, "row")
     if scan.level == "route":
         order = order.replace("disagreement DESC NULLS LAST, ", "")

@@ -118,7 +118,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         signals[signal.name] = signal.compute(model, ids, target)
     method = ""
     if phrases:
-        found = phrase_signals(model, ids, text, target, PHRASE_SHAPLEY_SAMPLES, seed)
+        found = phrase_signals(model, ids, enc.text, target, PHRASE_SHAPLEY_SAMPLES, seed)
         signals.update(found.scores)
         method = found.shapley_method
 
@@ -132,7 +132,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     gold = None
     if evidence.strip():
         try:
-            gold = evidence_mask(text, n, evidence)
+            gold = evidence_mask(enc.text, n, evidence)
         except ValueError as exc:                                      # offsets unavailable for this text
             notes.append(f"evidence not scored: {exc}")
         else:
