@@ -60,8 +60,10 @@ def key_hashes(weights: Path, split_csv: Path) -> tuple[str, str]:
 
 def routed_table(router: Router, rows: Sequence[Mapping[str, str]], workers: int = 1) -> pd.DataFrame:
     """Every ticket of `rows` (ticket_id, text, team, pattern) with the router's prediction: ticket_id, text, team,
-    predicted, confidence, tokens, pattern, correct, truncated and p_<team> (probabilities rounded to 4 decimals).
-    Raises ValueError for a ticket with no token."""
+    predicted, confidence, tokens, pattern, correct, truncated, set_aside_chars (of an e-mail's quoted history and
+    signature, not read) and p_<team> (probabilities rounded to 4 decimals). Raises ValueError for a ticket with no
+    token."""
+    import numpy as np
     import pandas as pd
 
     encoded = [router.encode(r["text"]) for r in rows]
@@ -79,6 +81,7 @@ def routed_table(router: Router, rows: Sequence[Mapping[str, str]], workers: int
     })
     df["correct"] = df["team"].eq(df["predicted"])
     df["truncated"] = [e.truncated for e in encoded]
+    df["set_aside_chars"] = np.array([e.set_aside_chars for e in encoded], dtype=np.int32)
     for i, t in enumerate(teams):
         df[f"p_{t}"] = probs[:, i].double().numpy().round(4)
     return df
