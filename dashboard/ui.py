@@ -248,8 +248,8 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=110)),
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
-        color=alt.condition("datum['true team']", alt.value("#2e7d32"), alt.value("#4c78a8")),
-        tooltip=["team:N", alt.Tooltip("probability:Q", format=".3f"), "true team:N"],
+        color=charts.when("datum['true team']", "#2e7d32", "#4c78a8"),
+        tooltip=[alt.Tooltip("team:N"), alt.Tooltip("probability:Q", format=".3f"), alt.Tooltip("true team:N")],
     ).properties(height=alt.Step(20), title=alt.Title([*title, *(["green: true team"] if true_team
                                                                  else [])], fontSize=11,
                                                       fontWeight="normal", anchor="start"))
