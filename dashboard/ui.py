@@ -67,16 +67,25 @@ def chart_spec(builder: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> di
     return _spec(f"{builder.__module__}.{builder.__qualname__}", builder, args, kwargs)
 
 
-def show_chart(spec: dict | alt.TopLevelMixin, width: str | int = "content") -> None:
+def show_chart(spec: dict | alt.TopLevelMixin, width: str | int = "content", **element):
+    """Draw a spec from `chart_spec` (`element`: key, on_select, selection_mode, as st.altair_chart takes them);
+    returns what the element returns (a selection event with on_select="rerun")."""
     if isinstance(spec, dict):
-        st.vega_lite_chart(spec, width=width)
-    else:
-        st.altair_chart(spec, width=width)
+        return st.vega_lite_chart(spec, width=width, **element)
+    return st.altair_chart(spec, width=width, **element)
 
 
 def chart(builder: Callable[..., alt.TopLevelMixin], *args, width: str | int = "content", **kwargs) -> None:
     """Draw `builder(*args, **kwargs)` (a pure chart builder), its spec cached per input."""
     show_chart(chart_spec(builder, *args, **kwargs), width=width)
+
+
+def selectable_chart(builder: Callable[..., alt.TopLevelMixin], *args, key: str, selection_mode: str,
+                     width: str | int = "content", **kwargs):
+    """`chart` for a chart with a selection: drawn with on_select="rerun" under `key`, its event returned. The
+    spec is the cached one (st.altair_chart would build and check the chart again on every rerun)."""
+    return show_chart(chart_spec(builder, *args, **kwargs), width=width, key=key, on_select="rerun",
+                      selection_mode=selection_mode)
 
 
 def heads_row(patterns, tokens: Sequence[str], query_row: int, *, block: int,
