@@ -163,7 +163,8 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
               else alt.Axis(labels=False, ticks=False))
     y = alt.Y("query:O", sort=labels, title="reading token (query)" if show_y_labels else None, axis=y_axis)
     heading = title or (f"block {block} · head {head}" if block is not None else f"head {head}")
-    cells = alt.Chart(df).mark_rect().encode(
+    alone = query_row is None                  # one layer: its data on the layer itself (see `removal_chart`)
+    cells = alt.Chart(alt.Undefined if alone else df).mark_rect().encode(
         x=x, y=y,
         color=alt.Color("weight:Q", scale=alt.Scale(type="sqrt", domain=[0, max(peak, 1e-9)], scheme=HEATMAP_SCHEME),
                         legend=alt.Legend(title="weight", gradientLength=120, orient="bottom", format=".2f")),
@@ -175,7 +176,7 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
         layers.append(query_row_frame(tokens, query_row))
     subtitle_style = {"subtitle": subtitle, "subtitleColor": THEME_NEUTRAL_TEXT} if subtitle else {}
     # Sizes and title given to the layer itself: .properties() would check each against the schema and copy it.
-    return alt.layer(*layers, width=alt.Step(step), height=alt.Step(step),
+    return alt.layer(*layers, **({"data": df} if alone else {}), width=alt.Step(step), height=alt.Step(step),
                      title=alt.Title(heading, anchor="start", **subtitle_style))
 
 
@@ -434,7 +435,7 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
     names = list(dict.fromkeys(df["true"]))
     step = confusion_step(len(names))
     pick = alt.selection_point(name=CONFUSION_PARAM, fields=["true", "predicted"], on="click", clear="dblclick")
-    base = alt.Chart(df).encode(
+    base = alt.Chart().encode(                   # the data on the layer: see `removal_chart`
         x=alt.X("predicted:N", sort=names, title="predicted team",
                   axis=alt.Axis(labelAngle=-35, labelAlign="left", orient="top", labelOverlap=False, labelLimit=90)),
         y=alt.Y("true:N", sort=names, title="true team", axis=alt.Axis(labelOverlap=False, labelLimit=140)),
@@ -451,9 +452,9 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
         text=alt.Text("count:Q"),
         color=cell_text_color("datum.share_of_true > 0.5"),
     )
-    return alt.layer(cells, text).properties(width=alt.Step(step), height=alt.Step(min(36, step)),
-                                             title=alt.Title("click a cell to filter the table; double-click to clear",
-                                                             anchor="start", fontSize=11, fontWeight="normal"))
+    return alt.layer(cells, text, data=df, width=alt.Step(step), height=alt.Step(min(36, step)),
+                     title=alt.Title("click a cell to filter the table; double-click to clear", anchor="start",
+                                     fontSize=11, fontWeight="normal"))
 
 
 SIGNED_EFFECTS = sig.names(sig.EFFECTS)
@@ -470,7 +471,8 @@ def _title_lines(title: str) -> list[str]:
 
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
            width: float = 130, x_title: str | None = None) -> alt.Chart:
-    """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal".
+    """Horizontal bars of one per-token column of `df`, without data of their own (the concatenation holds `df`);
+    kind: "signed" (red > 0 > blue), "magnitude" or "signal".
     `x_title` "support for X (unit)" is drawn on three lines, "support for", "X" and "(unit)", so a narrow panel
     keeps the team's name."""
     title = None if x_title is None else _title_lines(x_title)
@@ -482,7 +484,7 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
         color = alt.ColorValue("#e67e22" if kind == "magnitude" else "#7d3c98")
     # titleLimit: a long team name ends in an ellipsis inside the panel rather than widening the chart past its column.
     # Labels and tooltips with the digits the values need: effects of 0.002 read 0.002, not 0.00.
-    return alt.Chart(df, width=width, height=alt.Step(16),
+    return alt.Chart(width=width, height=alt.Step(16),
                      title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10)).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
         x=alt.X(f"{column}:Q", title=title, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
@@ -521,7 +523,9 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
     for c in signals:
         kind = "signed" if float(df[c].min()) < 0 else "signal"
         panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
-    return alt.hconcat(*panels, spacing=REMOVAL_SPACING, autosize=alt.AutoSizeParams(type="pad"),
+    # The data given to the concatenation once, not to each panel: Altair moves panels' shared data up itself, but
+    # first names each panel by a hash of its spec with the DataFrame printed as text (pandas' repr, tens of ms).
+    return alt.hconcat(*panels, data=df, spacing=REMOVAL_SPACING, autosize=alt.AutoSizeParams(type="pad"),
                        resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")))
 
 
@@ -620,7 +624,7 @@ def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") ->
     df["head"] = df["head"].astype(int)
 
     def grid(column: str, title: str, scale: alt.Scale) -> alt.LayerChart:
-        base = alt.Chart(df).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+        base = alt.Chart().encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
                                     y=alt.Y("block:O", title="block"))
         rect = base.mark_rect().encode(
             color=alt.Color(f"{column}:Q", scale=scale, legend=None),
@@ -632,7 +636,7 @@ def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") ->
         top = scale_peak(scale)
         text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=value_format(df[column])),
                                                   color=cell_text_color(f"abs(datum[{column!r}]) > {0.6 * top!r}"))
-        return alt.layer(rect, text).properties(width=alt.Step(44), height=alt.Step(34),
+        return alt.layer(rect, text, data=df).properties(width=alt.Step(44), height=alt.Step(34),
                                                 title=alt.Title(title, anchor="start", fontSize=12))
 
     # One above the other: side by side they need about 470 px, more than half a laptop's main column.
@@ -677,16 +681,16 @@ def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: boo
     y = alt.Y("line:O", axis=None, scale=alt.Scale(paddingInner=0.12))
     tooltip = [alt.Tooltip("label:N", title="token"),
                alt.Tooltip("value:Q", title="value", format=value_format(v, 3, trim=False))]
-    box = alt.Chart(df).mark_rect(cornerRadius=3).encode(
+    box = alt.Chart().mark_rect(cornerRadius=3).encode(
         x=x, y=y,
         color=alt.Color("value:Q", scale=scale, legend=alt.Legend(title=None, orient="right", format=value_format(v),
                                                                   gradientLength=50)),
         tooltip=tooltip,
     )
-    text = alt.Chart(df).mark_text(fontSize=12, limit=cell - 6).encode(
+    text = alt.Chart().mark_text(fontSize=12, limit=cell - 6).encode(
         x=x, y=y, text=alt.Text("token:N"),
         color=cell_text_color(dark),
         tooltip=tooltip,
     )
-    return alt.layer(box, text).properties(width=alt.Step(cell), height=alt.Step(26),
-                                           title=alt.Title(title, anchor="start", fontSize=12))
+    return alt.layer(box, text, data=df).properties(width=alt.Step(cell), height=alt.Step(26),
+                                                    title=alt.Title(title, anchor="start", fontSize=12))

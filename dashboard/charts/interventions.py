@@ -64,13 +64,13 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff", team: str 
     font, overlap = _label_style(step)
     y = alt.Y("key:N", sort=labels, title="token read (key)",
               axis=alt.Axis(labelFontSize=font, labelOverlap=overlap, labelLimit=90))
-    weight = alt.Chart(frame).mark_bar(color="#4c78a8").encode(
+    weight = alt.Chart().mark_bar(color="#4c78a8").encode(
         y=y, x=alt.X("weight:Q", title="attention weight"),
         tooltip=[alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".4f"),
                  alt.Tooltip("support:Q", title=title, format=tip)])
     # The support axis spans at least the negligible effect either way, as the colours do: a row of 1e-4 effects
     # draws short pale bars, not bars stretched to the panel's edge in saturated colour.
-    effect = alt.Chart(frame).mark_bar().encode(
+    effect = alt.Chart().mark_bar().encode(
         y=alt.Y("key:N", sort=labels, title=None, axis=alt.Axis(labels=False, ticks=False)),
         x=alt.X("support:Q", title=title, scale=alt.Scale(domain=list(scale.domain)),
                 axis=alt.Axis(format=value_format(scale.domain), tickCount=3)),
@@ -79,7 +79,7 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff", team: str 
                  alt.Tooltip("support:Q", title=title, format=tip)])
     # 140 + 180 px of bars beside the token labels and axis titles: the pair fits a 520 px column (COLUMN_PX).
     return alt.hconcat(weight.properties(width=140, height=alt.Step(step)),
-                       effect.properties(width=180, height=alt.Step(step)), spacing=8)
+                       effect.properties(width=180, height=alt.Step(step)), data=frame, spacing=8)
 
 
 def _label_style(step: float) -> tuple[int, bool | str]:
@@ -125,7 +125,7 @@ def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff", team: str | Non
     df = table.assign(block_label=table["block"].map(lambda b: f"block {b}"),
                       head_label=table["head"].map(lambda h: f"head {h}"),
                       text=table[column].map(format_effect))
-    base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart().encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
                                 y=alt.Y("block_label:O", title=None))
     scale = support_scale(df[column], unit)
     cells = base.mark_rect().encode(
@@ -138,7 +138,7 @@ def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff", team: str | Non
     text = base.mark_text(fontSize=11).encode(
         text=alt.Text("text:N"),
         color=cell_text_color(f"abs(datum['{column}']) > {0.6 * peak!r}"))   # white on dark cells
-    return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36))
+    return alt.layer(cells, text, data=df).properties(width=alt.Step(70), height=alt.Step(36))
 
 
 def _share_scale() -> alt.Scale:
@@ -164,7 +164,7 @@ def patching_heads_grid(heads: pd.DataFrame, direction: str, unit: str = "logit_
     df["block_label"] = df["block"].map(lambda b: f"block {b}")
     df["head_label"] = df["head"].map(lambda h: f"head {h}")
     df["text"] = df[column].map(_share_text)
-    base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart().encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
                                 y=alt.Y("block_label:O", title=None))
     cells = base.mark_rect().encode(
         color=alt.Color(f"{column}:Q", scale=_share_scale(), title=share, legend=_bottom_legend()),
@@ -173,7 +173,7 @@ def patching_heads_grid(heads: pd.DataFrame, direction: str, unit: str = "logit_
                  alt.Tooltip(f"support_{unit}:Q", title=support_title(unit), format=".3e")])
     text = base.mark_text(fontSize=11).encode(text=alt.Text("text:N"),
                                              color=cell_text_color(f"abs(datum['{column}']) > 0.6"))
-    return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36),
+    return alt.layer(cells, text, data=df).properties(width=alt.Step(70), height=alt.Step(36),
                                              title=_patch_title(f"heads, {direction}", unreliable))
 
 

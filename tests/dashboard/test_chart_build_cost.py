@@ -1,5 +1,6 @@
 """Building a chart never sends a plain value through Altair's from_dict (it rebuilds its table of every schema class
-each time: about 5 ms per shorthand string or alt.condition dict, most of a page's server time on a new ticket)."""
+each time: about 5 ms per shorthand string or alt.condition dict, most of a page's server time on a new ticket), nor
+has Altair print a DataFrame to name the layers that share it."""
 
 from __future__ import annotations
 
@@ -82,10 +83,21 @@ def test_building_a_chart_converts_nothing_through_altairs_from_dict(name, monke
         made.append(1)
         real(self, *args, **kwargs)
 
+    printed = []
+    real_repr = pd.DataFrame.__repr__
+
+    def spy_repr(self):
+        printed.append(1)
+        return real_repr(self)
+
     monkeypatch.setattr(alt.utils.schemapi._FromDict, "__init__", spy)
+    monkeypatch.setattr(pd.DataFrame, "__repr__", spy_repr)
     chart = BUILDERS[name]()
     assert isinstance(chart, alt.TopLevelMixin)
     assert made == [], f"{name}: {len(made)} values turned into channels by Altair's from_dict"
+    # Layers sharing one DataFrame get it from their layer or concatenation: given to each, Altair names them by a
+    # hash of their spec with the frame printed as text first (pandas' repr: tens of ms for a ticket's tokens).
+    assert printed == [], f"{name}: a DataFrame printed {len(printed)} times while building"
     monkeypatch.setattr(alt.utils.schemapi._FromDict, "__init__", real)
     chart.to_dict()                                                    # and the chart is a valid spec
 
