@@ -68,16 +68,25 @@ def chart_spec(builder: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> di
     return _spec(f"{builder.__module__}.{builder.__qualname__}", builder, args, kwargs)
 
 
-def show_chart(spec: dict | alt.TopLevelMixin, width: str | int = "content") -> None:
+def show_chart(spec: dict | alt.TopLevelMixin, width: str | int = "content", **element):
+    """Draw a spec from `chart_spec` (`element`: key, on_select, selection_mode, as st.altair_chart takes them);
+    returns what the element returns (a selection event with on_select="rerun")."""
     if isinstance(spec, dict):
-        st.vega_lite_chart(spec, width=width)
-    else:
-        st.altair_chart(spec, width=width)
+        return st.vega_lite_chart(spec, width=width, **element)
+    return st.altair_chart(spec, width=width, **element)
 
 
 def chart(builder: Callable[..., alt.TopLevelMixin], *args, width: str | int = "content", **kwargs) -> None:
     """Draw `builder(*args, **kwargs)` (a pure chart builder), its spec cached per input."""
     show_chart(chart_spec(builder, *args, **kwargs), width=width)
+
+
+def selectable_chart(builder: Callable[..., alt.TopLevelMixin], *args, key: str, selection_mode: str,
+                     width: str | int = "content", **kwargs):
+    """`chart` for a chart with a selection: drawn with on_select="rerun" under `key`, its event returned. The
+    spec is the cached one (st.altair_chart would build and check the chart again on every rerun)."""
+    return show_chart(chart_spec(builder, *args, **kwargs), width=width, key=key, on_select="rerun",
+                      selection_mode=selection_mode)
 
 
 def heads_row(patterns, tokens: Sequence[str], query_row: int, *, block: int,
@@ -311,8 +320,8 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=110)),
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
-        color=alt.condition("datum['true team']", alt.value("#2e7d32"), alt.value("#4c78a8")),
-        tooltip=["team:N", alt.Tooltip("probability:Q", format=".3f"), "true team:N"],
+        color=charts.when("datum['true team']", "#2e7d32", "#4c78a8"),
+        tooltip=[alt.Tooltip("team:N"), alt.Tooltip("probability:Q", format=".3f"), alt.Tooltip("true team:N")],
     ).properties(height=alt.Step(20), title=alt.Title([*title, *(["green: true team"] if true_team
                                                                  else [])], fontSize=11,
                                                       fontWeight="normal", anchor="start"))

@@ -117,8 +117,8 @@ with q_right:
     st.subheader("Confusion matrix")
     confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get('_confusion_reset', 0)}"
     returning = confusion_key not in st.session_state          # drawn afresh: another page ran in between
-    event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
-                            on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
+    event = ui.selectable_chart(charts.confusion_chart, summary["confusion"], teams, key=confusion_key,
+                                selection_mode=charts.CONFUSION_PARAM)
     cell = filters.confusion_cell(split, ui.selection(event, charts.CONFUSION_PARAM), returning)
 
 # -- filters ----------------------------------------------------------------------------------------------------

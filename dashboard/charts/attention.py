@@ -40,7 +40,15 @@ def cell_text_color(dark_cell: str):
     """Text drawn on a coloured cell: white on a dark cell (the Vega expression `dark_cell`), near-black on a light
     one, in the light and the dark theme alike (the cell, not the page, is behind it). Text that is not on a
     cell sets no colour, so it takes the Streamlit theme's."""
-    return alt.condition(dark_cell, alt.value("#ffffff"), alt.value(ON_LIGHT_CELL))
+    return when(dark_cell, "#ffffff", ON_LIGHT_CELL)
+
+
+def when(test, if_true, if_false, channel: type = alt.ColorValue):
+    """`alt.condition(test, alt.value(if_true), alt.value(if_false))` as a typed `channel` (alt.ColorValue,
+    alt.OpacityValue...), which writes the same spec. Altair turns the plain dict that alt.condition returns into a
+    channel with its from_dict, which first hashes every class of the Vega-Lite schema: about 5 ms a call, as a
+    shorthand string ("team:N") costs where a typed channel (alt.Tooltip("team:N")) costs microseconds."""
+    return channel(**alt.condition(test, alt.value(if_true), alt.value(if_false)))
 
 
 ON_LIGHT_CELL = "#1b1b1b"
@@ -155,7 +163,8 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
               else alt.Axis(labels=False, ticks=False))
     y = alt.Y("query:O", sort=labels, title="reading token (query)" if show_y_labels else None, axis=y_axis)
     heading = title or (f"block {block} · head {head}" if block is not None else f"head {head}")
-    cells = alt.Chart(df).mark_rect().encode(
+    alone = query_row is None                  # one layer: its data on the layer itself (see `removal_chart`)
+    cells = alt.Chart(alt.Undefined if alone else df).mark_rect().encode(
         x=x, y=y,
         color=alt.Color("weight:Q", scale=alt.Scale(type="sqrt", domain=[0, max(peak, 1e-9)], scheme=HEATMAP_SCHEME),
                         legend=alt.Legend(title="weight", gradientLength=120, orient="bottom", format=".2f")),
@@ -166,8 +175,9 @@ def head_heatmap(pattern, tokens: Sequence[str], head: int, query_row: int | Non
     if query_row is not None:
         layers.append(query_row_frame(tokens, query_row))
     subtitle_style = {"subtitle": subtitle, "subtitleColor": THEME_NEUTRAL_TEXT} if subtitle else {}
-    return alt.layer(*layers).properties(
-        width=alt.Step(step), height=alt.Step(step), title=alt.Title(heading, anchor="start", **subtitle_style))
+    # Sizes and title given to the layer itself: .properties() would check each against the schema and copy it.
+    return alt.layer(*layers, **({"data": df} if alone else {}), width=alt.Step(step), height=alt.Step(step),
+                     title=alt.Title(heading, anchor="start", **subtitle_style))
 
 
 def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
@@ -178,7 +188,7 @@ def query_row_frame(tokens: Sequence[str], query_row: int) -> alt.Chart:
     labels = _sort_list(tokens)
     return alt.Chart(pd.DataFrame({"query": [labels[query_row]]})).mark_rect(
         filled=False, stroke=FRAME_COLOR, strokeWidth=2.5).encode(
-        y=alt.Y("query:O", sort=labels), x=alt.value(0), x2=alt.value("width"))
+        y=alt.Y("query:O", sort=labels), x=alt.XValue(0), x2=alt.X2Value("width"))
 
 
 _TOP_LEVEL_ONLY = ("$schema", "datasets", "config", "autosize", "background", "padding", "usermeta")
@@ -260,10 +270,13 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
                                    step=step, subtitle=subtitle))
     # Every concatenation resolves colour itself: an hconcat inside a vconcat otherwise shares one scale and
     # one legend between its heads (Vega warns "Conflicting scale property domains" and takes the union).
-    rows = [_independent(alt.hconcat(*charts[i : i + columns], spacing=HEADS_SPACING))
-            for i in range(0, h_count, columns)]
-    grid = rows[0] if len(rows) == 1 else _independent(alt.vconcat(*rows, spacing=18))
-    return grid.properties(autosize=alt.AutoSizeParams(type="pad"))    # drawn at its size, which fits `width`
+    # The resolution and autosize go to each concatenation as it is made: .resolve_scale(), .resolve_legend() and
+    # .properties() each copy the whole grid again (Altair copies deeply), most of building a 256-token ticket's row.
+    pad = {"autosize": alt.AutoSizeParams(type="pad")}                 # drawn at its size, which fits `width`
+    last = len(range(0, h_count, columns)) == 1
+    rows = [alt.hconcat(*charts[i : i + columns], spacing=HEADS_SPACING, resolve=_independent_color(),
+                        **(pad if last else {})) for i in range(0, h_count, columns)]
+    return rows[0] if last else alt.vconcat(*rows, spacing=18, resolve=_independent_color(), **pad)
 
 
 def importance_subtitle(accuracy_support: float, support_prob: float) -> list[str]:
@@ -275,8 +288,8 @@ def importance_subtitle(accuracy_support: float, support_prob: float) -> list[st
             f"support for the true team {format_effect(support_prob)} (probability)"]
 
 
-def _independent(chart):
-    return chart.resolve_scale(color="independent").resolve_legend(color="independent")
+def _independent_color() -> alt.Resolve:
+    return alt.Resolve(scale=alt.ScaleResolveMap(color="independent"), legend=alt.LegendResolveMap(color="independent"))
 
 
 def query_frame(patterns, tokens: Sequence[str], query_row: int) -> pd.DataFrame:
@@ -309,7 +322,8 @@ def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChar
         y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(tickCount=3)),
     )
     bars = base.mark_bar(color="#4c78a8").encode(
-        tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("weight:Q", format=".3f"), "rank:Q"])
+        tooltip=[alt.Tooltip("head:N"), alt.Tooltip("key:N", title="key"), alt.Tooltip("weight:Q", format=".3f"),
+                 alt.Tooltip("rank:Q")])
     top = base.mark_text(dy=-7, fontSize=10, color=THEME_NEUTRAL_TEXT).encode(
         text=alt.Text("weight:Q", format=".2f")).transform_filter(
         "datum.rank <= 2")
@@ -338,7 +352,8 @@ def bands_chart(patterns, tokens: Sequence[str]) -> alt.Chart:
         y=alt.Y("head:N", title=None, axis=alt.Axis(labelOverlap=False)),
         color=alt.Color("received:Q", scale=alt.Scale(type="sqrt", scheme="oranges"),
                         legend=alt.Legend(title="mean received", orient="right", format=".2f")),
-        tooltip=["head:N", alt.Tooltip("key:N", title="key"), alt.Tooltip("received:Q", title="mean received", format=".3f")],
+        tooltip=[alt.Tooltip("head:N"), alt.Tooltip("key:N", title="key"),
+                 alt.Tooltip("received:Q", title="mean received", format=".3f")],
     ).properties(width=alt.Step(_band_step(n)), height=alt.Step(18),
                  title=alt.Title("mean weight each token receives, per head (the vertical bands)", anchor="start"))
 
@@ -367,7 +382,8 @@ def model_view(patterns, tokens: Sequence[str]) -> alt.FacetChart:
         x=alt.X("key_pos:O", axis=None), y=alt.Y("query_pos:O", axis=None),
         color=alt.Color("relative:Q", scale=alt.Scale(type="sqrt", domain=[0, 1], scheme=HEATMAP_SCHEME),
                         legend=alt.Legend(title="weight / head max", orient="bottom")),
-        tooltip=["block:O", "head:O", "query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
+        tooltip=[alt.Tooltip("block:O"), alt.Tooltip("head:O"), alt.Tooltip("query:N"), alt.Tooltip("key:N"),
+                 alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=side, height=side).facet(
         row=alt.Row("block:O", title="block"), column=alt.Column("head:O", title="head"), spacing=8)
 
@@ -419,7 +435,7 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
     names = list(dict.fromkeys(df["true"]))
     step = confusion_step(len(names))
     pick = alt.selection_point(name=CONFUSION_PARAM, fields=["true", "predicted"], on="click", clear="dblclick")
-    base = alt.Chart(df).encode(
+    base = alt.Chart().encode(                   # the data on the layer: see `removal_chart`
         x=alt.X("predicted:N", sort=names, title="predicted team",
                   axis=alt.Axis(labelAngle=-35, labelAlign="left", orient="top", labelOverlap=False, labelLimit=90)),
         y=alt.Y("true:N", sort=names, title="true team", axis=alt.Axis(labelOverlap=False, labelLimit=140)),
@@ -428,16 +444,17 @@ def confusion_chart(confusion, teams: Sequence[str]) -> alt.LayerChart:
         color=alt.Color("share_of_true:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]),
                         legend=alt.Legend(title="share of true team", format=".0%", gradientLength=150,
                                           orient="bottom")),
-        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
-        tooltip=["true:N", "predicted:N", "count:Q", alt.Tooltip("share_of_true:Q", format=".1%")],
+        opacity=when(pick, 1.0, 0.35, alt.OpacityValue),
+        tooltip=[alt.Tooltip("true:N"), alt.Tooltip("predicted:N"), alt.Tooltip("count:Q"),
+                 alt.Tooltip("share_of_true:Q", format=".1%")],
     ).add_params(pick)
     text = base.mark_text(fontSize=13 if step >= 40 else 10).encode(
-        text="count:Q",
+        text=alt.Text("count:Q"),
         color=cell_text_color("datum.share_of_true > 0.5"),
     )
-    return alt.layer(cells, text).properties(width=alt.Step(step), height=alt.Step(min(36, step)),
-                                             title=alt.Title("click a cell to filter the table; double-click to clear",
-                                                             anchor="start", fontSize=11, fontWeight="normal"))
+    return alt.layer(cells, text, data=df, width=alt.Step(step), height=alt.Step(min(36, step)),
+                     title=alt.Title("click a cell to filter the table; double-click to clear", anchor="start",
+                                     fontSize=11, fontWeight="normal"))
 
 
 SIGNED_EFFECTS = sig.names(sig.EFFECTS)
@@ -454,19 +471,21 @@ def _title_lines(title: str) -> list[str]:
 
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
            width: float = 130, x_title: str | None = None) -> alt.Chart:
-    """Horizontal bars of one per-token column; kind: "signed" (red > 0 > blue), "magnitude" or "signal".
+    """Horizontal bars of one per-token column of `df`, without data of their own (the concatenation holds `df`);
+    kind: "signed" (red > 0 > blue), "magnitude" or "signal".
     `x_title` "support for X (unit)" is drawn on three lines, "support for", "X" and "(unit)", so a narrow panel
     keeps the team's name."""
     title = None if x_title is None else _title_lines(x_title)
     y_axis = (alt.Axis(labelLimit=110, labelOverlap=False, labelFontSize=11) if show_labels
               else alt.Axis(labels=False, ticks=False, title=None))
     if kind == "signed":
-        color = alt.condition(f"datum[{column!r}] >= 0", alt.value("#c0392b"), alt.value("#2874a6"))
+        color = when(f"datum[{column!r}] >= 0", "#c0392b", "#2874a6")
     else:
-        color = alt.value("#e67e22" if kind == "magnitude" else "#7d3c98")
+        color = alt.ColorValue("#e67e22" if kind == "magnitude" else "#7d3c98")
     # titleLimit: a long team name ends in an ellipsis inside the panel rather than widening the chart past its column.
     # Labels and tooltips with the digits the values need: effects of 0.002 read 0.002, not 0.00.
-    return alt.Chart(df).mark_bar().encode(
+    return alt.Chart(width=width, height=alt.Step(16),
+                     title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10)).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
         x=alt.X(f"{column}:Q", title=title, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
                                                           labelOverlap=True, titleFontSize=10, titleLimit=width,
@@ -474,8 +493,7 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
         color=color,
         tooltip=[alt.Tooltip("label:N", title="token"),
                  alt.Tooltip(f"{column}:Q", title=x_title, format=value_format(df[column], 3, trim=False))],
-    ).properties(width=width, height=alt.Step(16),
-                 title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10))
+    )
 
 
 def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequence[str],
@@ -505,8 +523,10 @@ def removal_chart(per_token: pd.DataFrame, effects: Sequence[str], signals: Sequ
     for c in signals:
         kind = "signed" if float(df[c].min()) < 0 else "signal"
         panels.append(_hbars(df, c, labels, show_labels=not panels, kind=kind, width=width))
-    return alt.hconcat(*panels, spacing=REMOVAL_SPACING).resolve_scale(x="independent").properties(
-        autosize=alt.AutoSizeParams(type="pad"))
+    # The data given to the concatenation once, not to each panel: Altair moves panels' shared data up itself, but
+    # first names each panel by a hash of its spec with the DataFrame printed as text (pandas' repr, tens of ms).
+    return alt.hconcat(*panels, data=df, spacing=REMOVAL_SPACING, autosize=alt.AutoSizeParams(type="pad"),
+                       resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")))
 
 
 TAU_LABELS_PX = 120                  # signal names beside the τ boxes ("mean attention b2" in about 100 px)
@@ -527,15 +547,15 @@ def tau_distribution(split: pd.DataFrame, chosen: Sequence[str] | None = None) -
         x=alt.X(f"{tau}:Q", title=["Kendall τ with the removal effect", "(per ticket)"],
                 scale=alt.Scale(domain=[-1, 1])),
         color=alt.Color(f"{sig.SIGNAL}:N", scale=signal_scale(order), legend=None),     # random: the registry's grey
-        tooltip=[f"{sig.SIGNAL}:N"],
+        tooltip=[alt.Tooltip(f"{sig.SIGNAL}:N")],
     )
     medians = long.groupby(sig.SIGNAL, sort=False)[tau].median()
-    zero = alt.Chart(pd.DataFrame({tau: [0.0]})).mark_rule(strokeDash=[4, 3], color="#888").encode(x=f"{tau}:Q")
+    zero = alt.Chart(pd.DataFrame({tau: [0.0]})).mark_rule(strokeDash=[4, 3], color="#888").encode(x=alt.X(f"{tau}:Q"))
     rnd = medians.get(RANDOM_SIGNAL)
     layers = [zero, box]
     if rnd is not None and np.isfinite(rnd):
         layers.append(alt.Chart(pd.DataFrame({tau: [float(rnd)]})).mark_rule(color="#aaaaaa").encode(
-            x=f"{tau}:Q", tooltip=[alt.Tooltip(f"{tau}:Q", title="random baseline median", format=".3f")]))
+            x=alt.X(f"{tau}:Q"), tooltip=[alt.Tooltip(f"{tau}:Q", title="random baseline median", format=".3f")]))
     # The width is the whole chart's, signal names included (fit-x): without it Streamlit fits the layered chart into
     # its `width` with the labels inside, and a width meant for the plot alone left it 0 px wide, no box drawn.
     # Pages draw it width="stretch", so the plot takes the column; HALF_COLUMN_PX is the narrowest it gets.
@@ -566,7 +586,8 @@ def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> 
         y=alt.Y("drop:Q", title=["drop in p(target):", "ticket − reduced ticket"], axis=alt.Axis(titleLimit=200)),
         color=alt.Color("signal:N", scale=signal_scale(sorted(set(long["signal"]))),
                         legend=alt.Legend(title="signal", orient="bottom", columns=3, labelLimit=130)),
-        tooltip=["signal:N", "measure:N", alt.Tooltip("fraction:Q", format=".0%"), *(["k:Q"] if "k" in long.columns else []),
+        tooltip=[alt.Tooltip("signal:N"), alt.Tooltip("measure:N"), alt.Tooltip("fraction:Q", format=".0%"),
+                 *([alt.Tooltip("k:Q")] if "k" in long.columns else []),
                  alt.Tooltip("drop:Q", format=".3f")],
     ).properties(width=width, height=200).facet(
         column=alt.Column("measure:N", title=None, header=alt.Header(labelLimit=width)), spacing=12)
@@ -582,7 +603,7 @@ def mean_eraser_chart(table: pd.DataFrame, value_columns: Sequence[str]) -> alt.
         y=alt.Y("signal:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False, labelLimit=TAU_LABELS_PX - 10)),
         x=alt.X("value:Q", title="mean over the split", axis=alt.Axis(tickCount=4)),
         color=alt.Color("signal:N", scale=signal_scale(order), legend=None),
-        tooltip=["signal:N", "measure:N", alt.Tooltip("value:Q", format=".3f")],
+        tooltip=[alt.Tooltip("signal:N"), alt.Tooltip("measure:N"), alt.Tooltip("value:Q", format=".3f")],
     ).properties(width=HALF_COLUMN_PX - TAU_LABELS_PX - 10, height=alt.Step(16)).facet(
         row=alt.Row("measure:N", title=None, header=alt.Header(labelOrient="top", labelAnchor="start", labelAngle=0,
                                                                labelFontSize=12)), spacing=14)
@@ -603,11 +624,11 @@ def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") ->
     df["head"] = df["head"].astype(int)
 
     def grid(column: str, title: str, scale: alt.Scale) -> alt.LayerChart:
-        base = alt.Chart(df).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+        base = alt.Chart().encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
                                     y=alt.Y("block:O", title="block"))
         rect = base.mark_rect().encode(
             color=alt.Color(f"{column}:Q", scale=scale, legend=None),
-            tooltip=["block:O", "head:O", alt.Tooltip("accuracy:Q", format=".3f"),
+            tooltip=[alt.Tooltip("block:O"), alt.Tooltip("head:O"), alt.Tooltip("accuracy:Q", format=".3f"),
                      alt.Tooltip("accuracy_drop:Q", title=ACCURACY_TITLE,
                                  format=value_format(df["accuracy_drop"], 3, trim=False)),
                      alt.Tooltip(f"{support}:Q", title=support_title(unit, "the true team"),
@@ -615,7 +636,7 @@ def head_importance_chart(importance: pd.DataFrame, unit: str = "logit_diff") ->
         top = scale_peak(scale)
         text = base.mark_text(fontSize=12).encode(text=alt.Text(f"{column}:Q", format=value_format(df[column])),
                                                   color=cell_text_color(f"abs(datum[{column!r}]) > {0.6 * top!r}"))
-        return alt.layer(rect, text).properties(width=alt.Step(44), height=alt.Step(34),
+        return alt.layer(rect, text, data=df).properties(width=alt.Step(44), height=alt.Step(34),
                                                 title=alt.Title(title, anchor="start", fontSize=12))
 
     # One above the other: side by side they need about 470 px, more than half a laptop's main column.
@@ -660,16 +681,16 @@ def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: boo
     y = alt.Y("line:O", axis=None, scale=alt.Scale(paddingInner=0.12))
     tooltip = [alt.Tooltip("label:N", title="token"),
                alt.Tooltip("value:Q", title="value", format=value_format(v, 3, trim=False))]
-    box = alt.Chart(df).mark_rect(cornerRadius=3).encode(
+    box = alt.Chart().mark_rect(cornerRadius=3).encode(
         x=x, y=y,
         color=alt.Color("value:Q", scale=scale, legend=alt.Legend(title=None, orient="right", format=value_format(v),
                                                                   gradientLength=50)),
         tooltip=tooltip,
     )
-    text = alt.Chart(df).mark_text(fontSize=12, limit=cell - 6).encode(
-        x=x, y=y, text="token:N",
+    text = alt.Chart().mark_text(fontSize=12, limit=cell - 6).encode(
+        x=x, y=y, text=alt.Text("token:N"),
         color=cell_text_color(dark),
         tooltip=tooltip,
     )
-    return alt.layer(box, text).properties(width=alt.Step(cell), height=alt.Step(26),
-                                           title=alt.Title(title, anchor="start", fontSize=12))
+    return alt.layer(box, text, data=df).properties(width=alt.Step(cell), height=alt.Step(26),
+                                                    title=alt.Title(title, anchor="start", fontSize=12))

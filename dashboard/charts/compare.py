@@ -51,7 +51,7 @@ def _delta_panel(df: pd.DataFrame, measure: str, teams: list[str], show_labels: 
         x=alt.X("delta:Q", scale=alt.Scale(domain=domain, nice=False)))
     base = alt.Chart(part)
     interval = base.mark_rule(strokeWidth=2).encode(y=y, x=alt.X("low:Q", scale=alt.Scale(domain=domain, nice=False)),
-                                                     x2="high:Q", color=color, tooltip=tooltip)
+                                                     x2=alt.X2("high:Q"), color=color, tooltip=tooltip)
     point = base.mark_point(filled=True, size=60).encode(y=y, x=x, color=color, tooltip=tooltip)
     return alt.layer(zero, interval, point).properties(width=DELTA_PANEL_PX, height=alt.Step(22),
                                                        title=alt.Title(measure, anchor="start", fontSize=12))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from dashboard.charts.attention import COLUMN_PX
+from dashboard.charts.attention import COLUMN_PX, when
 from ticketnet.interpret.signals import RANDOM, TAU
 
 # Widths for the narrowest layout (a 1000 px window: a 540 px main column, see charts.attention): the summary charts
@@ -31,7 +31,7 @@ def routing_chart(summary: dict) -> alt.Chart:
         x=alt.X("tickets:Q", title="tickets routed there", axis=alt.Axis(**COUNT_AXIS)),
         # every team named: the default overlap rule dropped every other label ("delivery", "product")
         y=alt.Y("team:N", sort=list(summary["teams"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=120)),
-        tooltip=["team:N", alt.Tooltip("tickets:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
+        tooltip=[alt.Tooltip("team:N"), alt.Tooltip("tickets:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
     ).properties(height=alt.Step(26))
 
 
@@ -45,7 +45,7 @@ def confidence_chart(summary: dict) -> alt.Chart:
     return alt.Chart(histogram_frame(h["edges"], h["counts"])).mark_bar().encode(
         x=alt.X("start:Q", bin="binned", title=["confidence", "(probability of the predicted team)"],
                 scale=alt.Scale(domain=[0, 1])),
-        x2="end:Q",
+        x2=alt.X2("end:Q"),
         y=alt.Y("tickets:Q", title="tickets", axis=alt.Axis(**COUNT_AXIS)),
         tooltip=[alt.Tooltip("start:Q", format=".2f"), alt.Tooltip("end:Q", format=".2f"),
                  alt.Tooltip("tickets:Q", format=",")],
@@ -66,8 +66,8 @@ def tau_chart(summary: dict) -> alt.Chart:
     return alt.Chart(df).mark_bar().encode(
         x=alt.X("mean τ:Q", title="mean Kendall τ vs deletion effect"),
         y=alt.Y("signal:N", sort="-x", title=None),
-        color=alt.condition(alt.datum.signal == RANDOM.name, alt.value("#999999"), alt.value("#1f5fa8")),
-        tooltip=["signal:N", alt.Tooltip("mean τ:Q", format=".3f"), alt.Tooltip("tickets:Q", format=",")],
+        color=when(alt.datum.signal == RANDOM.name, "#999999", "#1f5fa8"),
+        tooltip=[alt.Tooltip("signal:N"), alt.Tooltip("mean τ:Q", format=".3f"), alt.Tooltip("tickets:Q", format=",")],
     ).properties(height=24 * max(1, len(df)))
 
 
@@ -102,12 +102,13 @@ def reliance_chart(df: pd.DataFrame, team: str) -> alt.LayerChart:
         color=alt.Color("effect minus attention:Q", scale=alt.Scale(scheme="redblue", domainMid=0),
                         title="effect − attention",
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=160)),
-        tooltip=["token:N", alt.Tooltip("tickets:Q", format=","), alt.Tooltip("mean_effect:Q", format=".4f"),
+        tooltip=[alt.Tooltip("token:N"), alt.Tooltip("tickets:Q", format=","),
+                 alt.Tooltip("mean_effect:Q", format=".4f"),
                  alt.Tooltip("median_effect:Q", format=".4f"), alt.Tooltip("mean_rollout:Q", format=".4f"),
                  alt.Tooltip("top_effect_share:Q", format=".1%", title="top-effect token in")],
     )
     diagonal = alt.Chart(pd.DataFrame({"x": [0.0, top], "y": [0.0, top]})).mark_line(
-        strokeDash=[4, 4], color="#888888").encode(x="x:Q", y="y:Q")
+        strokeDash=[4, 4], color="#888888").encode(x=alt.X("x:Q"), y=alt.Y("y:Q"))
     return alt.layer(diagonal, points).properties(width=RELIANCE_PX, height=RELIANCE_HEIGHT)
 
 
@@ -137,7 +138,7 @@ def set_size_chart(policy: dict) -> alt.Chart:
         x=alt.X("set size:O", sort=frame["set size"].tolist(), title="teams in the ticket's prediction set",
                 axis=alt.Axis(labelAngle=0)),
         y=alt.Y("tickets:Q", title="tickets", axis=alt.Axis(**COUNT_AXIS)),
-        tooltip=["set size:N", alt.Tooltip("tickets:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
+        tooltip=[alt.Tooltip("set size:N"), alt.Tooltip("tickets:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
     ).properties(height=160)
 
 
@@ -152,8 +153,8 @@ def routing_delta_chart(comparison: dict) -> alt.Chart:
     return alt.Chart(df).mark_bar().encode(
         x=alt.X("change:Q", title="tickets routed there, B − A", axis=alt.Axis(format=",d", tickMinStep=1)),
         y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=120)),
-        color=alt.condition("datum.change >= 0", alt.value("#4c78a8"), alt.value("#e45756")),
-        tooltip=["team:N", alt.Tooltip("A:Q", format=","), alt.Tooltip("B:Q", format=","),
+        color=when("datum.change >= 0", "#4c78a8", "#e45756"),
+        tooltip=[alt.Tooltip("team:N"), alt.Tooltip("A:Q", format=","), alt.Tooltip("B:Q", format=","),
                  alt.Tooltip("change:Q", format="+,"), alt.Tooltip("share A:Q", format=".1%"),
                  alt.Tooltip("share B:Q", format=".1%")],
     ).properties(width=SUMMARY_PX, height=alt.Step(26))

@@ -64,20 +64,22 @@ def knockout_row_chart(frame: pd.DataFrame, unit: str = "logit_diff", team: str 
     font, overlap = _label_style(step)
     y = alt.Y("key:N", sort=labels, title="token read (key)",
               axis=alt.Axis(labelFontSize=font, labelOverlap=overlap, labelLimit=90))
-    weight = alt.Chart(frame).mark_bar(color="#4c78a8").encode(
+    weight = alt.Chart().mark_bar(color="#4c78a8").encode(
         y=y, x=alt.X("weight:Q", title="attention weight"),
-        tooltip=["key:N", alt.Tooltip("weight:Q", format=".4f"), alt.Tooltip("support:Q", title=title, format=tip)])
+        tooltip=[alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".4f"),
+                 alt.Tooltip("support:Q", title=title, format=tip)])
     # The support axis spans at least the negligible effect either way, as the colours do: a row of 1e-4 effects
     # draws short pale bars, not bars stretched to the panel's edge in saturated colour.
-    effect = alt.Chart(frame).mark_bar().encode(
+    effect = alt.Chart().mark_bar().encode(
         y=alt.Y("key:N", sort=labels, title=None, axis=alt.Axis(labels=False, ticks=False)),
         x=alt.X("support:Q", title=title, scale=alt.Scale(domain=list(scale.domain)),
                 axis=alt.Axis(format=value_format(scale.domain), tickCount=3)),
         color=alt.Color("support:Q", scale=scale, legend=None),
-        tooltip=["key:N", alt.Tooltip("weight:Q", format=".4f"), alt.Tooltip("support:Q", title=title, format=tip)])
+        tooltip=[alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".4f"),
+                 alt.Tooltip("support:Q", title=title, format=tip)])
     # 140 + 180 px of bars beside the token labels and axis titles: the pair fits a 520 px column (COLUMN_PX).
     return alt.hconcat(weight.properties(width=140, height=alt.Step(step)),
-                       effect.properties(width=180, height=alt.Step(step)), spacing=8)
+                       effect.properties(width=180, height=alt.Step(step)), data=frame, spacing=8)
 
 
 def _label_style(step: float) -> tuple[int, bool | str]:
@@ -109,7 +111,8 @@ def effect_map_chart(support, tokens: Sequence[str], unit: str = "logit_diff", t
         y=alt.Y("query:O", sort=labels, title="reading token (query)",
                 axis=alt.Axis(labelLimit=90, labelFontSize=font, labelOverlap=overlap)),
         color=alt.Color("support:Q", scale=scale, title=legend, legend=_bottom_legend(value_format(scale.domain))),
-        tooltip=["query:N", "key:N", alt.Tooltip("support:Q", title=legend, format=value_format(c, 3, trim=False))],
+        tooltip=[alt.Tooltip("query:N"), alt.Tooltip("key:N"),
+                 alt.Tooltip("support:Q", title=legend, format=value_format(c, 3, trim=False))],
     ).properties(width=alt.Step(step), height=alt.Step(step),
                  title=alt.Title(title or f"each edge's {legend}, from cutting it", anchor="start"))
 
@@ -122,19 +125,20 @@ def ablation_grid(table: pd.DataFrame, unit: str = "logit_diff", team: str | Non
     df = table.assign(block_label=table["block"].map(lambda b: f"block {b}"),
                       head_label=table["head"].map(lambda h: f"head {h}"),
                       text=table[column].map(format_effect))
-    base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart().encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
                                 y=alt.Y("block_label:O", title=None))
     scale = support_scale(df[column], unit)
     cells = base.mark_rect().encode(
         color=alt.Color(f"{column}:Q", scale=scale, title=support_title(unit, team),
                         legend=_bottom_legend(value_format(scale.domain))),
-        tooltip=["block_label:N", "head_label:N", "mode:N",
+        tooltip=[alt.Tooltip("block_label:N"), alt.Tooltip("head_label:N"), alt.Tooltip("mode:N"),
                  alt.Tooltip(f"{column}:Q", title=support_title(unit, team),
                              format=value_format(df[column], 3, trim=False))])
     peak = scale_peak(scale)
     text = base.mark_text(fontSize=11).encode(
-        text="text:N", color=cell_text_color(f"abs(datum['{column}']) > {0.6 * peak!r}"))   # white on dark cells
-    return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36))
+        text=alt.Text("text:N"),
+        color=cell_text_color(f"abs(datum['{column}']) > {0.6 * peak!r}"))   # white on dark cells
+    return alt.layer(cells, text, data=df).properties(width=alt.Step(70), height=alt.Step(36))
 
 
 def _share_scale() -> alt.Scale:
@@ -160,15 +164,16 @@ def patching_heads_grid(heads: pd.DataFrame, direction: str, unit: str = "logit_
     df["block_label"] = df["block"].map(lambda b: f"block {b}")
     df["head_label"] = df["head"].map(lambda h: f"head {h}")
     df["text"] = df[column].map(_share_text)
-    base = alt.Chart(df).encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart().encode(x=alt.X("head_label:O", title=None, axis=alt.Axis(labelAngle=0)),
                                 y=alt.Y("block_label:O", title=None))
     cells = base.mark_rect().encode(
         color=alt.Color(f"{column}:Q", scale=_share_scale(), title=share, legend=_bottom_legend()),
-        tooltip=["block_label:N", "head_label:N", alt.Tooltip(f"{column}:Q", title=share, format=".3f"),
+        tooltip=[alt.Tooltip("block_label:N"), alt.Tooltip("head_label:N"),
+                 alt.Tooltip(f"{column}:Q", title=share, format=".3f"),
                  alt.Tooltip(f"support_{unit}:Q", title=support_title(unit), format=".3e")])
-    text = base.mark_text(fontSize=11).encode(text="text:N",
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("text:N"),
                                              color=cell_text_color(f"abs(datum['{column}']) > 0.6"))
-    return alt.layer(cells, text).properties(width=alt.Step(70), height=alt.Step(36),
+    return alt.layer(cells, text, data=df).properties(width=alt.Step(70), height=alt.Step(36),
                                              title=_patch_title(f"heads, {direction}", unreliable))
 
 
@@ -188,7 +193,8 @@ def patching_resid_heatmap(resid: pd.DataFrame, direction: str, unit: str = "log
     layers = list(dict.fromkeys(df["layer_name"]))
     x = alt.X("label:O", sort=labels, title="position (run patched)", axis=alt.Axis(labelAngle=-60, labelLimit=90))
     y = alt.Y("layer_name:O", sort=layers, title=None)
-    tooltip = ["layer_name:N", "label:N", "status:N", alt.Tooltip("source_token:N", title="taken from"),
+    tooltip = [alt.Tooltip("layer_name:N"), alt.Tooltip("label:N"), alt.Tooltip("status:N"),
+               alt.Tooltip("source_token:N", title="taken from"),
                alt.Tooltip(f"{column}:Q", title=share, format=".3f"),
                alt.Tooltip(f"support_{unit}:Q", title=support_title(unit),
                            format=value_format(df.get(f"support_{unit}", []), 3, trim=False))]
@@ -227,9 +233,9 @@ def phrase_chart(frame: pd.DataFrame, unit: str = "logit_diff", team: str | None
     labels = list(dict.fromkeys(long["label"]))
     return alt.Chart(long).mark_bar().encode(
         y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=170)),
-        yOffset="measure:N",
+        yOffset=alt.YOffset("measure:N"),
         x=alt.X("value:Q", title=title, axis=alt.Axis(format=value_format(long["value"]))),
         color=alt.Color("measure:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
-        tooltip=["phrase:N", "measure:N",
+        tooltip=[alt.Tooltip("phrase:N"), alt.Tooltip("measure:N"),
                  alt.Tooltip("value:Q", title=title, format=value_format(long["value"], 3, trim=False))],
     ).properties(width=240, height=alt.Step(14))       # labels clipped at 170 px; pages draw it width="stretch"

@@ -37,7 +37,7 @@ def overlap_chart(pairs: pd.DataFrame, teams: Sequence[str]) -> alt.LayerChart:
     cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color("tickets:Q", scale=alt.Scale(scheme="oranges", domain=[0, top]),
                         legend=alt.Legend(title="overlapping tickets", gradientLength=150, orient="bottom")),
-        tooltip=["team:N", "other team:N", alt.Tooltip("tickets:Q", format=","),
+        tooltip=[alt.Tooltip("team:N"), alt.Tooltip("other team:N"), alt.Tooltip("tickets:Q", format=","),
                  alt.Tooltip("joint:Q", format=".2%", title="share of all tickets")],
     )
     text = base.mark_text(fontSize=13 if step >= 40 else 9).encode(
@@ -60,7 +60,7 @@ def quality_chart(quality: pd.DataFrame) -> alt.Chart:
         x=alt.X("label_quality:Q", title="label quality (1 − estimated wrong share)",
                 scale=alt.Scale(domain=[lo, 1.0], zero=False, clamp=True), axis=alt.Axis(format=".0%")),
         y=alt.Y("team:N", sort=df["team"].tolist(), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
-        tooltip=["team:N", alt.Tooltip("label_quality:Q", format=".1%", title="label quality"),
+        tooltip=[alt.Tooltip("team:N"), alt.Tooltip("label_quality:Q", format=".1%", title="label quality"),
                  alt.Tooltip("label_issues:Q", format=",", title="estimated wrong labels"),
                  alt.Tooltip("tickets:Q", format=",")],
     ).properties(width=QUALITY_PX, height=alt.Step(22 if len(df) > 8 else 26))

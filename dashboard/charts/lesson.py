@@ -62,7 +62,7 @@ def two_vectors_chart(df: pd.DataFrame) -> alt.LayerChart:
         tooltip=[alt.Tooltip("point:N"), alt.Tooltip("x:Q", format=".3f"), alt.Tooltip("y:Q", format=".3f")],
     )
     labels = alt.Chart(df).mark_text(align="left", dx=9, dy=-9, fontSize=13, color=THEME_NEUTRAL_TEXT).encode(
-        x=x, y=y, text="point:N")
+        x=x, y=y, text=alt.Text("point:N"))
     return alt.layer(segment, points, labels).properties(width=320, height=320,
                                                          title="O lies on the segment between v₁ and v₂")
 
@@ -95,15 +95,15 @@ def matrix_chart(df: pd.DataFrame, name: str, marked_row: str | None = None, cel
         hi = lo + 1.0
     cells = alt.Chart(df).mark_rect(stroke="white").encode(
         x=x, y=y,
-        color=alt.condition("isValid(datum.value)",
-                            alt.Color("value:Q", scale=alt.Scale(scheme=MATRIX_SCHEME, domain=[lo, hi]), legend=None),
-                            alt.value("#f2d4c9")),
+        color=alt.ColorValue(**alt.condition(          # typed: a plain condition dict costs Altair a from_dict
+            "isValid(datum.value)", alt.Color("value:Q", scale=alt.Scale(scheme=MATRIX_SCHEME, domain=[lo, hi]),
+                                              legend=None), alt.value("#f2d4c9"))),
         tooltip=[alt.Tooltip("row:N"), alt.Tooltip("col:N"), alt.Tooltip("label:N", title="value")],
     )
     # On the cells, not the page: dark text on light cells (and on the pale −∞ ones), white on dark ones, in
     # either theme; without a colour the text took the theme's, light grey on pale blue in the dark theme.
     text = alt.Chart(df).mark_text(fontSize=12).encode(
-        x=x, y=y, text="label:N",
+        x=x, y=y, text=alt.Text("label:N"),
         color=cell_text_color(f"isValid(datum.value) && datum.value > {lo + 0.6 * (hi - lo)!r}"))
     layers = [cells, text]
     if marked_row is not None:
@@ -111,7 +111,7 @@ def matrix_chart(df: pd.DataFrame, name: str, marked_row: str | None = None, cel
             raise ValueError(f"marked_row {marked_row!r} is not a row of {name}")
         frame = alt.Chart(pd.DataFrame({"row": [marked_row]})).mark_rect(
             filled=False, stroke=FRAME_COLOR, strokeWidth=2.5).encode(
-            y=alt.Y("row:O", sort=rows), x=alt.value(0), x2=alt.value("width"))
+            y=alt.Y("row:O", sort=rows), x=alt.XValue(0), x2=alt.X2Value("width"))
         layers.append(frame)
     shape = f"({len(rows)}, {len(cols)})"
     return alt.layer(*layers).properties(width=alt.Step(cell), height=alt.Step(cell * 0.7),
@@ -161,7 +161,7 @@ def variance_chart(df: pd.DataFrame, selected: int | None = None) -> alt.LayerCh
     layers = [lines]
     if selected is not None:
         layers.append(alt.Chart(pd.DataFrame({"d_k": [selected]})).mark_rule(color="#999999", strokeDash=[3, 3])
-                      .encode(x="d_k:Q"))
+                      .encode(x=alt.X("d_k:Q")))
     return alt.layer(*layers).properties(width=420, height=260, title="Var(q·k) grows like d_k; scaled it stays at 1",
                                         autosize=FIT_WIDTH)
 
@@ -207,7 +207,7 @@ def saturation_chart(df: pd.DataFrame, current: float | None = None) -> alt.Laye
     layers = [lines]
     if current is not None:
         layers.append(alt.Chart(pd.DataFrame({"factor": [float(current)]})).mark_rule(color=FRAME_COLOR)
-                      .encode(x="factor:Q"))
+                      .encode(x=alt.X("factor:Q")))
     return alt.layer(*layers).properties(width=420, height=220, autosize=FIT_WIDTH,
                                          title="Scores grow with the square of the factor: softmax saturates")
 

@@ -104,16 +104,17 @@ def risk_coverage_template(curves: pd.DataFrame, top: float, title: str = "riskâ
                         legend=alt.Legend(title=None, orient="bottom", direction="horizontal")),
         strokeDash=alt.StrokeDash("ranking:N", scale=alt.Scale(domain=list(RANKINGS), range=[[1, 0], [6, 3], [2, 2]]),
                                   legend=None),
-        tooltip=["ranking:N", alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")])
-    base = alt.Chart(alt.NamedData(POINT_DATA)).encode(x="coverage:Q", y="risk:Q")
+        tooltip=[alt.Tooltip("ranking:N"), alt.Tooltip("coverage:Q", format=".1%"),
+                 alt.Tooltip("risk:Q", format=".2%")])
+    base = alt.Chart(alt.NamedData(POINT_DATA)).encode(x=alt.X("coverage:Q"), y=alt.Y("risk:Q"))
     dot = base.mark_point(shape="diamond", size=160, filled=True, color=POINT_COLOR).encode(
-        tooltip=["label:N", alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")])
+        tooltip=[alt.Tooltip("label:N"), alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("risk:Q", format=".2%")])
     # Left of the point when it sits near the right edge (high coverage), so the label stays inside the plot.
     near_right = f"datum.coverage > {LABEL_LEFT_FROM}"
     left = base.transform_filter(near_right).mark_text(align="right", dx=-10, dy=-10, color=POINT_COLOR,
-                                                       fontWeight="bold").encode(text="label:N")
+                                                       fontWeight="bold").encode(text=alt.Text("label:N"))
     right = base.transform_filter(f"!({near_right})").mark_text(align="left", dx=10, dy=-10, color=POINT_COLOR,
-                                                                fontWeight="bold").encode(text="label:N")
+                                                                fontWeight="bold").encode(text=alt.Text("label:N"))
     return alt.layer(lines, dot, right, left).properties(width=CURVE_PX, height=CURVE_HEIGHT, autosize=PAD,
                                                          title=alt.Title(title, anchor="start"))
 
@@ -185,7 +186,7 @@ def team_thresholds_template(teams: Sequence[str], low: float, target: bool,
     teams = list(teams)
     y = alt.Y("team:N", sort=teams, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=TEAM_LABEL_PX))
     no_y = alt.Y("team:N", sort=teams, title=None, axis=None)
-    tips = ["team:N", alt.Tooltip("threshold_label:N", title="threshold"),
+    tips = [alt.Tooltip("team:N"), alt.Tooltip("threshold_label:N", title="threshold"),
             alt.Tooltip("coverage:Q", format=".1%"), alt.Tooltip("precision:Q", format=".2%"),
             alt.Tooltip("auto_routed:Q", title="auto-routed", format=",d"),
             alt.Tooltip("misroutes:Q", format=",d"), alt.Tooltip("predicted:Q", format=",d")]
@@ -199,15 +200,16 @@ def team_thresholds_template(teams: Sequence[str], low: float, target: bool,
                     axis=alt.Axis(tickCount=3)), y=y, tooltip=tips),
         base.transform_filter(alt.datum.threshold_label == NEVER).mark_text(
             align="left", dx=3, color=THEME_NEUTRAL_TEXT, fontStyle="italic").encode(
-            x=alt.datum(thresholds_from), y=y, text="threshold_label:N", tooltip=tips),
+            x=alt.datum(thresholds_from), y=y, text=alt.Text("threshold_label:N"), tooltip=tips),
     ).properties(width=PANEL_PX, height=height, title=alt.Title("confidence threshold", anchor="start", fontSize=12))
 
     def with_interval(field: str, title: str, scale: alt.Scale) -> list:
         return [
             base.mark_rule(color=THEME_NEUTRAL_TEXT, strokeWidth=2).encode(
                 x=alt.X(f"{field}_low:Q", scale=scale, title=title, axis=alt.Axis(format=PERCENT, tickCount=3)),
-                x2=f"{field}_high:Q", y=no_y, tooltip=tips),
-            base.mark_point(filled=True, size=60, color=ROUTER_COLOR).encode(x=f"{field}:Q", y=no_y, tooltip=tips),
+                x2=alt.X2(f"{field}_high:Q"), y=no_y, tooltip=tips),
+            base.mark_point(filled=True, size=60, color=ROUTER_COLOR).encode(x=alt.X(f"{field}:Q"), y=no_y,
+                                                                             tooltip=tips),
         ]
 
     coverage = alt.layer(*with_interval("coverage", "auto-routed", unit)).properties(
@@ -215,7 +217,7 @@ def team_thresholds_template(teams: Sequence[str], low: float, target: bool,
     layers = with_interval("precision", "precision", alt.Scale(domain=[low, 1], clamp=True))
     if target:
         layers.append(alt.Chart(alt.NamedData(TARGET_DATA)).mark_rule(color=TARGET_COLOR, strokeDash=[4, 3]).encode(
-            x="target:Q", tooltip=[alt.Tooltip("target:Q", format=".1%")]))
+            x=alt.X("target:Q"), tooltip=[alt.Tooltip("target:Q", format=".1%")]))
     precision = alt.layer(*layers).properties(
         width=PANEL_PX, height=height,
         title=alt.Title("precision" + (" (dashed: target)" if target else ""), anchor="start", fontSize=12))
@@ -301,7 +303,7 @@ def set_size_chart(frame: pd.DataFrame) -> alt.Chart:
         y=alt.Y("share:Q", title="share of tickets", axis=alt.Axis(format=PERCENT)),
         color=alt.Color("split:N", sort=order, scale=alt.Scale(domain=order, range=list(SPLIT_COLORS[:len(order)])),
                         legend=alt.Legend(title=None, orient="bottom", direction="horizontal")),
-        tooltip=["split:N", alt.Tooltip("size:O", title="set size"), alt.Tooltip("tickets:Q", format=",d"),
+        tooltip=[alt.Tooltip("split:N"), alt.Tooltip("size:O", title="set size"), alt.Tooltip("tickets:Q", format=",d"),
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=SETS_PX, height=200, autosize=PAD,
                  title=alt.Title("prediction-set sizes", anchor="start"))

@@ -118,10 +118,10 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
         assert c["page_drawn_s"] > c["server_healthy_s"] > 0
     assert report["efficient_attention"]["max_diff_vs_readable"] < 1e-5
     cost = report["server_cost_per_action"]["per_action"]
-    # One loop in a quick run: the wall time of each action is always there; its CPU seconds come from /proc's
-    # clock ticks of the server, which one short action can fall between (a fresh clone measured 0.0 once).
+    # A fresh clone once measured 0.0 CPU seconds for every action: the idle rate subtracted from each was taken
+    # while the new server still drew the lesson's table in the background; it is now taken once the server settles.
     assert cost["open Interpretation"]["wall_s_median"] > 0 and cost["open Heads"]["wall_s_median"] > 0
-    assert all(v["cpu_s_median"] >= 0 for v in cost.values())
+    assert cost["open Interpretation"]["cpu_s_median"] > 0 and all(v["cpu_s_median"] >= 0 for v in cost.values())
 
 
 def test_interventions_case_reports_every_timing_and_ratio(router, valid_rows):

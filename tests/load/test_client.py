@@ -11,7 +11,7 @@ from tests.load.conftest import run
 from ticketnet.bench.load import procfs
 from ticketnet.bench.load.actions import ActionFailed, Analyst, split_tickets
 from ticketnet.bench.load.protocol import Session, Widget, stream_url
-from ticketnet.bench.load.run import drive, main, meets_target, pct
+from ticketnet.bench.load.run import drive, main, meets_target, pct, settle
 from ticketnet.bench.load.server import tracebacks
 
 
@@ -60,6 +60,38 @@ def test_percentiles_and_the_target():
     assert not meets_target({**step, "errors": 1}, 1.0)
     assert not meets_target({**step, "by_page": {**step["by_page"], "Corpus": {"n": 0, "p95": None}}}, 1.0)
     assert not meets_target(step, 0.5)
+
+
+def test_the_idle_rate_waits_for_work_left_going_after_the_warm_up():
+    """A fresh server draws the lesson's table in the background after its first runs: measured then, its "idle"
+    rate was 0.6 CPU s per s, and subtracting it made every action of a quick bench cost 0.0 CPU seconds."""
+    import time
+
+    start = time.monotonic()
+
+    def cpu() -> float:                                 # 1 CPU s per s for 0.4 s, then idle
+        return min(time.monotonic() - start, 0.4)
+
+    waited = run(settle(cpu, window=0.05))
+    assert waited >= 0.4 + 0.05                      # the busy stretch, then two quiet windows
+    with pytest.raises(RuntimeError, match="never settled"):
+        run(settle(lambda: time.monotonic(), window=0.05, timeout=0.3))
+
+
+def test_settle_reads_a_real_process_that_computes_then_idles():
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 0.6: pass\ntime.sleep(60)"])
+    try:
+        start = time.monotonic()
+        run(settle(lambda: procfs.tree_cpu_s(child.pid), window=0.2))
+        assert time.monotonic() - start >= 0.5 and procfs.tree_cpu_s(child.pid) >= 0.5
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_one_session_on_a_real_server_sees_its_run_and_its_rerun(live_server):
