@@ -13,6 +13,25 @@ import torch
 from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- on-demand tests: the markers named by pytest.ini's `on_demand_markers` are skipped unless `-m` names them ---------
+def pytest_addoption(parser):
+    parser.addini("on_demand_markers", type="args", default=[],
+                  help="markers of tests that run only when `-m` names them (minutes-long, run on demand)")
+
+
+def pytest_collection_modifyitems(config, items):
+    import re
+
+    wanted = set(re.findall(r"[A-Za-z_]\w*", config.option.markexpr or ""))
+    skips = {name: pytest.mark.skip(reason=f"on demand: run with `pytest -m {name}`")
+             for name in config.getini("on_demand_markers") if name not in wanted}
+    for item in items:
+        for name in (m.name for m in item.iter_markers()):
+            if name in skips:
+                item.add_marker(skips[name])
+                break
 APP = ROOT / "dashboard" / "app.py"
 DEFAULT_TICKET = "T-65052"
 HEADS = "../pages/heads.py"                  # AppTest names pages relative to the entry script, dashboard/app.py

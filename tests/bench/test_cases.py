@@ -86,6 +86,7 @@ def test_removal_vs_captum_gives_captums_numbers(router, valid_rows, n):
 
 
 @pytest.mark.browser
+@pytest.mark.bench
 def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     """`python -m ticketnet bench --quick` end to end (the cold start drives Chromium): exit 0, a table on stdout,
     and a JSON report with every case the speed table of docs/performance.md is read from."""
@@ -123,6 +124,52 @@ def test_quick_bench_writes_every_measurement(artifacts, tmp_path):
     assert cost["open Interpretation"]["wall_s_median"] > 0 and cost["open Heads"]["wall_s_median"] > 0
     assert cost["open Interpretation"]["cpu_s_median"] > 0 and all(v["cpu_s_median"] >= 0 for v in cost.values())
 
+
+
+# -- the cases the whole bench (above, on demand) runs, each on one small input so the default suite covers them ----
+def test_inspection_vs_forward_times_the_three_paths_against_the_forward(router, valid_rows):
+    from ticketnet.bench.cases import inspection_vs_forward
+
+    r = inspection_vs_forward(router, ticket_of_length(valid_rows, 12), repeats=1, gflops=100.0)
+    assert r["n"] == 12 and set(r["seconds"]) == {"forward_of_removals", "inspection", "interpret_ticket"}
+    assert r["ratio_to_forward"] == pytest.approx(r["seconds"]["inspection"] / r["seconds"]["forward_of_removals"])
+    assert r["forward_fraction_of_matmul"] == pytest.approx(r["forward_gflops"] / 100.0)
+
+
+def test_predict_throughput_streams_every_row(router, valid_rows):
+    from ticketnet.bench.cases import predict_throughput
+
+    r = predict_throughput(router, valid_rows[:7], 20)                 # rows reused round-robin past the 7th
+    assert r["tickets"] == 20 and r["tickets_per_second"] == pytest.approx(20 / r["seconds"])
+    assert r["peak_rss_growth_mb"] >= 0
+
+
+
+def test_ticket_map_case_times_each_size_and_the_neighbour_lookup(router, valid_rows):
+    from ticketnet.bench.cases import ticket_map
+
+    r = ticket_map(router, valid_rows[:60], valid_rows[60:140], (40, 70), lookups=3)   # 70 > 60: sampled from train
+    assert set(r["40"]) == set(r["70"]) == {"pooled_s", "pca_s", "umap_s", "total_s"}
+    assert r["40"]["total_s"] == pytest.approx(r["40"]["pooled_s"] + r["40"]["pca_s"] + r["40"]["umap_s"])
+    assert r["umap_first_call_200_s"] > 0
+    assert r["neighbours"]["train_tickets"] == 80 and r["neighbours"]["lookups"] == 3
+    assert r["neighbours"]["lookup_ms_max"] >= r["neighbours"]["lookup_ms_median"] > 0
+
+def test_warm_interaction_times_reruns_without_an_exception():
+    from ticketnet.bench.ui import warm_interaction
+
+    r = warm_interaction(repeats=1)
+    assert r["repeats"] == 1 and r["tokens"] > 0
+    assert r["block_first_ms"] > 0 and r["query_row_ms_max"] >= r["query_row_ms_median"] > 0
+    assert r["block_ms_median"] > 0
+
+
+def test_compare_open_times_the_page_on_two_routers(larkfield_retrain):
+    from ticketnet.bench.ui import compare_open
+
+    r = compare_open(larkfield_retrain, repeats=1)
+    assert r["repeats"] == 1 and r["open_s"] > r["rerun_s"] > 0 and r["flip_s"] > 0 and r["divergence_s"] > 0
+    assert r["open_ratio_to_target"] == pytest.approx(r["open_s"] / r["target_s"]["open"])
 
 def test_interventions_case_reports_every_timing_and_ratio(router, valid_rows):
     from ticketnet.bench.cases import interventions, six_phrase_ticket

@@ -87,14 +87,48 @@ def routers_server(artifacts, routers: Path, tmp_path_factory) -> Iterator[str]:
         yield url
 
 
+# Counts the script runs the page has started: the app's root element carries the run state
+# (`data-test-script-state`), watched from the first call on each document. Returns whether a run started since the
+# last settle (on a fresh document: whether its first run has begun), and acknowledges it.
+RUN_WATCH_JS = """() => {
+  const app = document.querySelector('[data-testid=stApp]');
+  const state = () => app.getAttribute('data-test-script-state');
+  if (!window.__runs) {
+    window.__runs = {started: state() === 'initial' ? 0 : 1, seen: 0};
+    new MutationObserver(() => { if (state() === 'running') window.__runs.started += 1; })
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  return window.__runs;
+}"""
+RUN_ACK_JS = "() => { window.__runs.seen = window.__runs.started; }"
+# Done: no run going, no spinner or skeleton, and every chart on the page holds its canvas or svg.
+SETTLED_JS = """() => {
+  const app = document.querySelector('[data-testid=stApp]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  for (const id of ['stStatusWidgetRunningIcon', 'stSpinner', 'stSkeleton', 'stAppSkeleton'])
+    if (document.querySelector(`[data-testid=${id}]`)) return false;
+  return [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(c => c.querySelector('canvas, svg'));
+}"""
+RUN_START_S = 0.5            # how long an action that does not rerun the script is given to start one
+
+
 def settle(pg) -> None:
-    """Wait until the script run is over: no running indicator, no spinner, no skeleton."""
+    """Wait until the script run the last action started is over and the page is drawn: no run going, no spinner
+    or skeleton, every chart holding its canvas or svg. Runs are seen as they start (RUN_WATCH_JS), so a quick run is
+    not waited out with a fixed pause; an action that starts none is given RUN_START_S to start one."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     pg.wait_for_selector('[data-testid="stApp"]')
-    time.sleep(0.5)
-    for selector in ('[data-testid="stStatusWidgetRunningIcon"]', '[data-testid="stSpinner"]',
-                     '[data-testid="stSkeleton"]', '[data-testid="stAppSkeleton"]'):
-        pg.wait_for_selector(selector, state="detached")
-    time.sleep(0.8)
+    runs = pg.evaluate(RUN_WATCH_JS)
+    if runs["started"] <= runs["seen"]:
+        try:
+            pg.wait_for_function("() => window.__runs.started > window.__runs.seen", timeout=RUN_START_S * 1000)
+        except PlaywrightTimeout:                       # this action reran nothing
+            pass
+    pg.wait_for_function(SETTLED_JS, polling=100)
+    pg.evaluate(RUN_ACK_JS)
+    # two animation frames: what the finished run drew is laid out before the caller measures it
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def click_first_row(pg) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, WAIT_MS, assert_every_chart_drawn,
-                               click_first_row, no_exception, require_chromium, routers_server, settle, shot)
+                               click_first_row, no_exception, require_chromium, settle, shot)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -15,10 +15,10 @@ sync_api = pytest.importorskip("playwright.sync_api")
 OVERFLOW_JS = PAGE_OVERFLOW_JS
 
 
-@pytest.fixture(scope="module")
-def server(artifacts, other_routers, tmp_path_factory):
-    with routers_server(artifacts, other_routers, tmp_path_factory) as url:
-        yield url
+@pytest.fixture
+def server(routers_url):
+    """The shared read-only server of tests/e2e/conftest.py."""
+    return routers_url
 
 
 def _drag_box(pg, xs: tuple[float, float], ys: tuple[float, float]) -> None:

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, WAIT_MS, assert_every_chart_drawn,
-                               no_exception, require_chromium, routers_server, settle, shot)
+                               no_exception, require_chromium, settle, shot)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -19,10 +19,10 @@ OVERFLOW_JS = PAGE_OVERFLOW_JS
 CHARTS = 3                     # risk–coverage, set sizes, per-team thresholds
 
 
-@pytest.fixture(scope="module")
-def server(artifacts, other_routers, tmp_path_factory):
-    with routers_server(artifacts, other_routers, tmp_path_factory) as url:
-        yield url
+@pytest.fixture
+def server(routers_url):
+    """The shared read-only server of tests/e2e/conftest.py."""
+    return routers_url
 
 
 def _metric(pg, label: str) -> str:

@@ -38,11 +38,9 @@ def test_split_sample_is_well_formed_and_removal_beats_random(router, valid_rows
 
 
 @pytest.mark.slow
-def test_whole_validation_split_timing(router, valid_rows, request):
+def test_whole_validation_split_timing(router, valid_rows):
     from ticketnet.interpret import interpret_split, values_of
 
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("times the whole split (tens of seconds); run with -m slow")
     start = time.perf_counter()
     long = interpret_split(router, valid_rows)
     seconds = time.perf_counter() - start

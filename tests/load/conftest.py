@@ -1,6 +1,6 @@
 # tests/load/: the browser-free load client's tests on one real server (test_client.py, test_faults.py), the heavy
-# ones marked `load` and skipped unless asked for (`pytest -m load tests/load`), and load_test.py, the browser
-# load test, a script run by `make load-test-browser` that pytest does not collect.
+# ones marked `load`, skipped unless asked for (`pytest -m load tests/load`; the hook is in tests/conftest.py), and
+# load_test.py, the browser load test, a script run by `make load-test-browser` that pytest does not collect.
 from __future__ import annotations
 
 import asyncio
@@ -11,15 +11,6 @@ from pathlib import Path
 import pytest
 
 collect_ignore = ["load_test.py"]
-
-
-def pytest_collection_modifyitems(config, items):
-    if "load" in (config.option.markexpr or ""):
-        return
-    skip = pytest.mark.skip(reason="a heavy load test: run with `pytest -m load tests/load`")
-    for item in items:
-        if item.get_closest_marker("load"):
-            item.add_marker(skip)
 
 
 @dataclass
