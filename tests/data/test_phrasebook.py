@@ -134,32 +134,3 @@ def test_two_topic_tickets_mark_the_minor_request_before_after_and_from_behind()
         tails += any(t and t.strip(" ,-") in minor[-1][0] for t in MINOR_TAILS)
     assert 0.4 <= orders["request"] / 600 <= 0.75, orders          # the main request first or second, both common
     assert tails >= 150, "a softener after the minor request ('..., but that can wait') in a good share"
-
-
-def test_a_malformed_settled_entry_is_refused(book):
-    text = (book / "payments.toml").read_text(encoding="utf-8")
-    text = text.replace('openers = [\n    "The refund showed up, cheers."', 'openers = [\n    "[The refund] showed up."', 1)
-    text = text.replace('matters = [\n    "the refund",', 'matters = [\n    "the {nope}",', 1)
-    text = text.replace("chat = [\n", "old_chat = [\n", 1)
-    (book / "payments.toml").write_text(text, encoding="utf-8")
-    shared = (book / "shared.toml").read_text(encoding="utf-8")
-    (book / "shared.toml").write_text(shared.replace('settled_before = [\n    "Thanks for sorting {s}."',
-                                                     'settled_before = [\n    "Thanks for sorting it."', 1)
-                                      .replace('settled_after = [\n    "And thanks again for sorting {s}."',
-                                               'settled_after = [\n    "And thanks for {t}."', 1), encoding="utf-8")
-    found = "\n".join(problems(book, "payments.toml") + problems(book, "shared.toml"))
-    for expected in ("payments.toml: settled.openers[0]: [brackets] are only for evidence",
-                     "payments.toml: settled.matters[0]: unknown slot {nope}",
-                     "payments.toml: settled: unknown key 'old_chat'",
-                     "payments.toml: settled: missing chat",
-                     "shared.toml: settled.settled_before[0]: no {s} in 'Thanks for sorting it.'",
-                     "shared.toml: settled.settled_after[0]: unknown slot {t}"):
-        assert expected in found, expected
-    with pytest.raises(PhrasebookError, match=r"payments\.toml: settled\.openers\[0\]"):
-        load(book)
-
-
-def test_a_team_without_settled_matters_is_refused(book):
-    text = (book / "returns.toml").read_text(encoding="utf-8")
-    (book / "returns.toml").write_text(text[:text.index("[settled]")], encoding="utf-8")
-    assert "returns.toml: the file: missing settled" in problems(book, "returns.toml")

@@ -14,8 +14,7 @@ from ticketnet.data.synth.phrases import (
     FRAMES, GREETINGS, INTENTS, LATER_ASIDE_LEADS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE,
     MINOR_TAILS, NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS,
     NEGATIONS, ORDER_REFS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, SHORT, SHORT_TAILS, SIGNOFFS, SUBINTENTS,
-    TEAM_WORD_FRAMES, TEAM_WORDS, TOPICS, SETTLED, SETTLED_AFTER, SETTLED_AFTER_LEADS, SETTLED_BEFORE, SETTLED_BRIDGES,
-    CHAT_AFTER_LEADS, CHAT_BRIDGES, CHAT_HELLOS, CHAT_TAILS,
+    TEAM_WORD_FRAMES, TEAM_WORDS, TOPICS,
 )
 from ticketnet.data.synth.slots import Segments, fill
 from ticketnet.data.text import tokenize
@@ -26,7 +25,7 @@ from ticketnet.paths import SYNTH_SEED, data_dir
 DEFAULT_SIZES = (60000, 1500, 1500)
 SPLITS = ("train", "valid", "test")
 COLUMNS = ("ticket_id", "text", "team", "evidence", "pattern", "distractor")
-PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy", "settled")
+PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy")
 MAX_TOKENS = 200
 # Share of requests written from the sub-intent parts and frames (SUBINTENTS x FRAMES) rather than the
 # whole-sentence templates of INTENTS; and of negated tickets that set a topic aside with TOPICS.
@@ -35,20 +34,11 @@ TOPIC_NEGATION_SHARE = 0.6
 # Share of two-topic tickets whose second topic is a real request of the other team, marked as the minor one.
 SECONDARY_SHARE = 0.7
 
-# Pattern shares: about 34.5 % hard rows (negated + two_topics + ambiguous), 7 % settled (a request to one team
-# beside an earlier matter of another that the customer closes, "the refund came, thanks") and 2.5 % deliberately
+# Pattern shares: about 34.5 % hard rows (negated + two_topics + ambiguous) and 2.5 % deliberately
 # mislabelled ones; the rest are plain single-topic tickets. Negations get the largest hard share: twenty
 # ordered pairs of teams, each with the request before, after or joined to the topic set aside.
-PATTERN_WEIGHTS = (("plain", 0.56), ("negated", 0.155), ("two_topics", 0.15), ("ambiguous", 0.04),
-                   ("noisy", 0.025), ("settled", 0.07))
-# Settled tickets: the share sent as chat bursts (short lines, nothing wrapped round them), the share whose settled
-# matter is closed after the request, and the share of settled sentences made of a shared frame and a team's matter
-# rather than the team's own sentences.
-SETTLED_CHAT_SHARE = 0.25
-SETTLED_AFTER_SHARE = 0.35
-SETTLED_FRAMED_SHARE = 0.4
-# How a chat widget's lines reach a ticket: one a line, flattened with " / ", or run together.
-CHAT_SEPARATORS = ("\n", " / ", " ")
+PATTERN_WEIGHTS = (("plain", 0.63), ("negated", 0.155), ("two_topics", 0.15), ("ambiguous", 0.04),
+                   ("noisy", 0.025))
 # Share of ambiguous rows whose label is a coin flip between the two plausible teams instead of the
 # routing convention (the template's first team).
 AMBIGUOUS_COIN = 0.10
@@ -234,73 +224,6 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     return [("request", request_segments), ("aside", aside_segments)]
 
 
-def _settled_template(rng: random.Random, settled: str, frames: tuple[str, ...]) -> tuple[str, bool]:
-    """A template closing an earlier matter of team `settled`, and whether it is a shared frame (True) holding one of
-    the team's matters or one of the team's own sentences (False)."""
-    _, sentences, matters, _ = next(row for row in SETTLED if row[0] == settled)
-    if rng.random() < SETTLED_FRAMED_SHARE:
-        matter = rng.choice(matters)
-        return rng.choice(frames).replace("^{s}", _cap(matter)).replace("{s}", matter), True
-    return rng.choice(sentences), False
-
-
-def _closed(template: str, rng: random.Random) -> Segments:
-    """A settled template filled with slots of its own (an earlier matter, not the order the request is about), as
-    one sentence: capitalised, no evidence."""
-    segments = fill(template, {}, rng)
-    return [(_cap(segments[0][0]), False), *((text, False) for text, _ in segments[1:])]
-
-
-def _settled_core(rng, team, settled, ctx) -> list[tuple[str, Segments]]:
-    """A request of `team` beside a settled matter of team `settled`, closed before it (a bridge leads into the
-    request) or after it; only the request carries evidence."""
-    template, _ = _request(rng, team)
-    if rng.random() < SETTLED_AFTER_SHARE:
-        closing, framed = _settled_template(rng, settled, SETTLED_AFTER)
-        lead = "" if framed else rng.choice(SETTLED_AFTER_LEADS)
-        return [("request", fill(template, ctx, rng)),
-                ("settled", _closed(lead + _decap(closing) if lead else closing, rng))]
-    closing, _ = _settled_template(rng, settled, SETTLED_BEFORE)
-    bridge = rng.choice(SETTLED_BRIDGES)
-    return [("settled", _closed(closing, rng)),
-            ("request", fill(bridge + _decap(template) if bridge else template, ctx, rng))]
-
-
-def _chat_line(segments: Segments, rng: random.Random) -> Segments:
-    """`segments` as a chat line: mostly without a closing full stop, often all lower case."""
-    if rng.random() < 0.7:
-        text, flag = segments[-1]
-        segments = [*segments[:-1], (text.rstrip(" ."), flag)]
-    if rng.random() < 0.5:
-        segments = [(text.lower(), flag) for text, flag in segments]
-    return segments
-
-
-def _chat_burst(rng, team, settled, ctx) -> list[tuple[str, Segments]]:
-    """A chat widget's lines: a hello, a settled matter of team `settled` closed, the request of `team` (mostly
-    after the closing), a short tail; only the request carries evidence."""
-    _, _, _, chat = next(row for row in SETTLED if row[0] == settled)
-    if rng.random() < 0.3:
-        closing = _settled_template(rng, settled, SETTLED_BEFORE)[0].lower().rstrip(".")
-    else:
-        closing = rng.choice(chat)
-    template, _ = _request(rng, team)
-    lines = []
-    if rng.random() < 0.6:
-        lines.append(("greeting", [(rng.choice(CHAT_HELLOS), False)]))
-    if rng.random() < 0.25:
-        request = ("request", _chat_line(fill(template, ctx, rng), rng))
-        after = ("settled", [(text, False) for text, _ in fill(rng.choice(CHAT_AFTER_LEADS) + closing, {}, rng)])
-        lines += [request, after]
-    else:
-        bridge = rng.choice(CHAT_BRIDGES)
-        lines.append(("settled", [(text, False) for text, _ in fill(closing, {}, rng)]))
-        lines.append(("request", _chat_line(fill(bridge + _decap(template) if bridge else template, ctx, rng), rng)))
-    if rng.random() < 0.3:
-        lines.append(("closing", [(rng.choice(CHAT_TAILS), False)]))
-    return lines
-
-
 def _ambiguous_core(rng, ctx) -> tuple[str, str, list[tuple[str, Segments]]]:
     """The routing convention's team, the other plausible team, and the request."""
     convention, other, template = rng.choice(AMBIGUOUS)
@@ -373,7 +296,7 @@ def _ticket(rng: random.Random) -> dict[str, str]:
     """One ticket without an id: text, team, evidence, pattern, distractor."""
     pattern = _draw_pattern(rng)
     ctx: dict[str, str] = {}
-    team, distractor, parts, separator = rng.choice(TEAMS), "", [], " "
+    team, distractor, parts = rng.choice(TEAMS), "", []
     if pattern == "ambiguous":
         team, distractor, core = _ambiguous_core(rng, ctx)
     elif pattern == "negated":
@@ -386,12 +309,6 @@ def _ticket(rng: random.Random) -> dict[str, str]:
     elif pattern == "two_topics":
         distractor = _other_team(rng, team)
         core = _two_topics_core(rng, team, distractor, ctx)
-    elif pattern == "settled":
-        distractor = _other_team(rng, team)
-        if rng.random() < SETTLED_CHAT_SHARE:
-            parts, separator = _chat_burst(rng, team, distractor, ctx), rng.choice(CHAT_SEPARATORS)
-        else:
-            core = _settled_core(rng, team, distractor, ctx)
     elif rng.random() < 0.1:
         core = _short_ticket(rng, team, ctx)
         # One-liners mostly come bare: no greeting, no sign-off.
@@ -400,7 +317,7 @@ def _ticket(rng: random.Random) -> dict[str, str]:
         core = _plain_core(rng, team, ctx)
     if not parts:
         parts = _wrap(rng, team, core, ctx, rambling=rng.random() < 0.09)
-    text, evidence = render(_fit(parts), rng, separator)
+    text, evidence = render(_fit(parts), rng)
     if pattern == "ambiguous" and rng.random() < AMBIGUOUS_COIN:
         # Context was written for the convention team; the coin only decides the label.
         team, distractor = rng.choice(((team, distractor), (distractor, team)))

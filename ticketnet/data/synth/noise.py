@@ -72,9 +72,8 @@ def _surface(text: str, is_evidence: bool, style: dict, rng: random.Random) -> s
     return text
 
 
-def render(parts: list[tuple[str, Segments]], rng: random.Random, separator: str = " ") -> tuple[str, str]:
-    """The ticket text (its parts joined by `separator`) and its `|`-joined evidence pieces, both after surface
-    noise."""
+def render(parts: list[tuple[str, Segments]], rng: random.Random) -> tuple[str, str]:
+    """The ticket text and its `|`-joined evidence pieces, both after surface noise."""
     style = _style(rng)
     sentences, evidence = [], []
     for _, segments in parts:
@@ -85,4 +84,4 @@ def render(parts: list[tuple[str, Segments]], rng: random.Random, separator: str
             if is_evidence and out.strip():
                 evidence.append(out.strip())
         sentences.append("".join(pieces).strip())
-    return separator.join(s for s in sentences if s), "|".join(evidence)
+    return " ".join(s for s in sentences if s), "|".join(evidence)

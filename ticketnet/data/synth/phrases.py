@@ -38,13 +38,11 @@ class PhrasebookError(ValueError):
 class Strings:
     """A non-empty list of strings. `evidence`: whether [brackets] must ("required") or must not ("forbidden") mark
     evidence; `placeholders`: the {names} allowed; `empty`: "" allowed (a lead that adds nothing, drawn by weight);
-    `frame`: a frame holding its part as exactly one of '@' (as written) and '^' (capitalised); `needs`: a
-    placeholder every string must name."""
+    `frame`: a frame holding its part as exactly one of '@' (as written) and '^' (capitalised)."""
     evidence: str = "forbidden"
     placeholders: frozenset[str] = SLOTS
     empty: bool = False
     frame: bool = False
-    needs: str = ""
 
     def read(self, value: object, where: str, problems: list[str]) -> tuple[str, ...]:
         if not isinstance(value, list) or not value:
@@ -69,8 +67,6 @@ class Strings:
             problems.append(f"{where}: no [evidence] marked in {s!r}")
         if self.evidence == "forbidden" and "[" in s:
             problems.append(f"{where}: [brackets] are only for evidence in requests: {s!r}")
-        if self.needs and "{" + self.needs + "}" not in s:
-            problems.append(f"{where}: no {{{self.needs}}} in {s!r}")
         if self.frame and ("@" in s) == ("^" in s):
             problems.append(f"{where}: a frame holds its part as exactly one of '@' and '^': {s!r}")
 
@@ -174,7 +170,6 @@ _TEXT = Strings()
 _WORDS = Strings(placeholders=frozenset())
 _LEADS = Strings(placeholders=frozenset(), empty=True)
 _SET_ASIDE = Strings(placeholders=SLOTS | {"t"})
-_SETTLED_FRAME = Strings(placeholders=SLOTS | {"s"}, needs="s")
 SHARED = Section({
     "ambiguous": Rows({"convention": "team", "other": "team", "template": Strings("required")}),
     "slots": Section({name: _WORDS for name in (
@@ -196,21 +191,15 @@ SHARED = Section({
         "pair_want_frames": Strings(placeholders=frozenset({"w", "w2"})),
         "neg_want_noun_frames": Strings(placeholders=frozenset({"w"})),
         "neg_want_verb_frames": Strings(placeholders=frozenset({"w"}))}),
-    "settled": Section({
-        "settled_before": _SETTLED_FRAME, "settled_after": _SETTLED_FRAME, "settled_bridges": _LEADS,
-        "settled_after_leads": _LEADS, "chat_hellos": _WORDS, "chat_bridges": _LEADS, "chat_after_leads": _LEADS,
-        "chat_tails": _WORDS}),
     "noise": Section({"droppable": _WORDS, "bent": Named(_WORDS, words=True), "texting": Named(_WORDS, words=True)}),
 })
 # Sections of shared.toml that only group tables: their keys name the tables ("slots.powered" is POWERED).
-_GROUPS = ("slots", "wrapping", "leads", "set_aside", "settled", "noise")
+_GROUPS = ("slots", "wrapping", "leads", "set_aside", "noise")
 
 TEAM = Section({
     "short": Strings("required"), "details": _TEXT, "asides": _TEXT, "topics": _TEXT, "team_words": _WORDS,
     "neg_want_nouns": _TEXT, "neg_want_verbs": _TEXT,
     "negations": Section({"before": _TEXT, "after": _TEXT, "join": _TEXT}),
-    # An earlier matter of this team, closed beside another team's request: sentences, {s} matters, chat lines.
-    "settled": Section({"openers": _TEXT, "matters": _TEXT, "chat": _TEXT}),
     "intents": Named(Strings("required")),
     "subintents": Named(Section({kind: _TEXT for kind in FRAME_KINDS} | {"direct": Strings("required")},
                                 optional=True, noun="kind")),
@@ -270,8 +259,6 @@ def load(folder: Traversable) -> Mapping[str, object]:
         out[key.upper()] = tuple((team, t[key]) for team, t in teams.items())
     out["NEGATIONS"] = tuple((team, *(t["negations"][key] for key in ("before", "after", "join")))
                              for team, t in teams.items())
-    out["SETTLED"] = tuple((team, *(t["settled"][key] for key in ("openers", "matters", "chat")))
-                           for team, t in teams.items())
     out["NEG_WANTS"] = tuple((team, t["neg_want_nouns"], t["neg_want_verbs"]) for team, t in teams.items())
     return MappingProxyType(out)
 
