@@ -33,13 +33,32 @@ def test_predict_csv_from_stdin_and_file(tmp_path):
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert [row["ticket_id"] for row in rows] == ["A1", "A2"]
-    assert list(rows[0]) == ["ticket_id", "team", "confidence", *(f"p_{t}" for t in TEAMS), "truncated"]
+    assert list(rows[0]) == ["ticket_id", "team", "confidence", *(f"p_{t}" for t in TEAMS), "truncated",
+                             "set_aside_chars"]
     assert rows[0]["team"] == "payments" and rows[1]["team"] == "delivery"
+    assert rows[0]["set_aside_chars"] == rows[1]["set_aside_chars"] == "0"
     assert abs(sum(float(rows[0][f"p_{t}"]) for t in TEAMS) - 1) < 1e-3
     (tmp_path / "in.csv").write_text(src)
     out = tmp_path / "out.csv"
     assert main(["predict", str(tmp_path / "in.csv"), "--out", str(out)]) == 0
     assert out.read_text() == r.stdout
+
+
+def test_predict_routes_an_e_mail_reply_on_its_new_message(tmp_path):
+    reply = ("Where is my parcel LF-123456? It was due on Monday and the tracking has not moved. / On Tue, 11 Jun 2024, "
+             "Larkfield Customer Care <care@larkfield.co.uk> wrote: / > Dear Ms Shah, we refunded the double charge "
+             "to your card, the refund of the payment is on its way.")
+    src = f'ticket_id,text\nA1,"{reply}"\n'
+    r = run_cli("predict", stdin=src)
+    assert r.returncode == 0, r.stderr
+    row = next(csv.DictReader(io.StringIO(r.stdout)))
+    new = "Where is my parcel LF-123456? It was due on Monday and the tracking has not moved."
+    assert int(row["set_aside_chars"]) == len(reply) - len(new)
+    assert row["team"] == "delivery"
+    assert "1 of 1 tickets are e-mail replies or forwards" in r.stderr
+    one = run_cli("predict", "--text", reply)
+    assert one.returncode == 0 and one.stdout.startswith("delivery")
+    assert "set aside the quoted history below" in one.stderr
 
 
 def test_long_ticket_is_flagged(tmp_path):

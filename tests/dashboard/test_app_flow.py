@@ -89,7 +89,7 @@ def test_the_hand_written_set_is_a_split_to_pick(app_env):
     at.segmented_control(key="split").set_value("handwritten").run()
     _ok(at)
     table = _table(at)
-    assert len(table) == 330 and table["ticket_id"].str.fullmatch(r"H-\d{3}").all()
+    assert len(table) == 390 and table["ticket_id"].str.fullmatch(r"H-\d{3}").all()
 
 
 # -- 10. filters survive a page change ---------------------------------------------------------------------------------

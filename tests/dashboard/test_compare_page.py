@@ -139,7 +139,7 @@ def test_per_head_divergence_beside_importance(larkfield_env, app_env, private_c
     _ok(at, "divergence")
     stored = pd.read_parquet(next((private_cache / "compare").glob("heads-handwritten-*.parquet")))
     assert len(stored) == 8 and stored["jsd"].between(0, math.log(2)).all() and stored["jsd"].gt(0).all()
-    assert (stored["tickets"] == 330).all()
+    assert (stored["tickets"] == 390).all()
     assert any("jsd" in c.proto.spec for c in at.get("vega_lite_chart"))
     assert any(_md(c.value).startswith("Most changed: block") for c in at.caption)
     at.button(key="cmp_importance").click().run()

@@ -225,7 +225,7 @@ def test_intervention_views_are_drawn_and_fit_at_two_widths(server, page):
 def test_the_split_wide_charts_draw_their_marks_at_both_widths_and_themes(server, page):
     # Issue 23 item 1: the per-ticket Kendall τ box plot of "Across a split" had a 0 px wide plot (its labels took its
     # 110 px) and drew no box, at every width and theme; a check that a <canvas>/<svg> exists never saw it. Computed
-    # on the handwritten split (330 tickets) in the test's own cache, then every chart of the page is read from its
+    # on the handwritten split (390 tickets) in the test's own cache, then every chart of the page is read from its
     # Vega view at 1366 × 768 light and 1000 × 800 dark.
     for (width, height), scheme in (((1366, 768), "light"), ((1000, 800), "dark")):
         context = page.context.browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)

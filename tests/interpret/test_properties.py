@@ -164,7 +164,7 @@ def test_predict_stream_routes_rows_or_raises_a_data_error(tiny_router, text, ba
         return
     event("routed")
     rows = list(csv.reader(io.StringIO(out.getvalue())))
-    assert rows[0] == ["ticket_id", "team", "confidence", *(f"p_{t}" for t in TEAMS), "truncated"]
+    assert rows[0] == ["ticket_id", "team", "confidence", *(f"p_{t}" for t in TEAMS), "truncated", "set_aside_chars"]
     assert len(rows) - 1 == stats["tickets"] >= 1
     assert 0 <= stats["truncated"] <= stats["tickets"]
     for row in rows[1:]:

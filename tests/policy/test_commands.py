@@ -50,11 +50,12 @@ def test_a_router_without_a_policy_predicts_exactly_as_before(helpdesk, tickets_
     router = Router.load(helpdesk / "router.pt")
     rows = list(csv.DictReader(open(tickets_csv, encoding="utf-8")))
     encoded = [router.encode(r["text"]) for r in rows]
-    lines = [",".join(["ticket_id", "team", "confidence", *(f"p_{t}" for t in router.teams), "truncated"])]
+    lines = [",".join(["ticket_id", "team", "confidence", *(f"p_{t}" for t in router.teams), "truncated",
+                       "set_aside_chars"])]
     for r, enc, p in zip(rows, encoded, router.predict_encoded(encoded)):
         k = int(p.argmax())
         lines.append(",".join([r["ticket_id"], router.teams[k], f"{p[k]:.4f}", *(f"{v:.4f}" for v in p.tolist()),
-                               str(int(enc.truncated))]))
+                               str(int(enc.truncated)), str(enc.set_aside_chars)]))
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(csv.reader(io.StringIO("\n".join(lines))))
     assert got == buffer.getvalue()
