@@ -24,7 +24,8 @@ SIGNATURE_LINE_WORDS = 6
 _WEEKDAY_OR_DATE = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|\d{1,4}[./-]|\d{1,2}\s|[A-Z][a-z]+,?\s\d)"
 # Cheap tests first (most tickets have no thread): quoted or forwarded history needs one of these cues, and a
 # signature needs a line of its own.
-_HISTORY_CUES = re.compile(r"wrote:|forwarded|original message|(?:^|\s)>|\bfrom:", re.I)
+_HISTORY_WORDS = ("wrote:", "forwarded", "original message", "from:")
+_QUOTE_START = re.compile(r"(?:^|\s)>")
 # Headers as mail clients write them, found anywhere in a line: where a helpdesk export flattened the line
 # breaks (to " / " or to nothing), the header no longer starts a line, so a break is put back before it.
 _INLINE_HEADERS = re.compile(
@@ -156,6 +157,15 @@ def _signature_start(work: str, lines: list[tuple[int, int]], end: int) -> int |
     return None
 
 
+def _has_history_cue(text: str) -> bool:
+    """Whether a one-line ticket may hold quoted or forwarded history: plain substring tests (a regex with
+    IGNORECASE took 70 µs a ticket), as most tickets have none."""
+    if ">" in text and _QUOTE_START.search(text):
+        return True
+    low = text.lower()
+    return any(w in low for w in _HISTORY_WORDS)
+
+
 def _words(text: str) -> int:
     return sum(any(c.isalnum() for c in t) for t in tokenize(text))
 
@@ -168,7 +178,7 @@ def split_thread(text: str) -> ThreadSplit:
     if not isinstance(text, str):
         raise TypeError(f"a ticket must be text, got {type(text).__name__}")
     whole = ThreadSplit(text, text, "", "")
-    if not ("\n" in text or " / " in text or _HISTORY_CUES.search(text)):
+    if not ("\n" in text or " / " in text or _has_history_cue(text)):
         return whole
     work = _unflatten(text)
     lines = _lines(work)
