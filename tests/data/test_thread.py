@@ -53,11 +53,12 @@ def test_an_outlook_header_block_on_lines_and_original_message():
 
 
 def test_a_forwarded_chain_is_set_aside_below_the_note():
-    text = ("Please look at the courier email below: it says delivered, but the parcel never came to my door.\n\n---------- Forwarded message ---------\n"
+    note = "Please look at the courier email below: it says delivered, but the parcel never came to my door."
+    text = (f"{note}\n\n---------- Forwarded message ---------\n"
             "From: DPD <noreply@dpd.co.uk>\nDate: Mon, 3 Jun 2024\nSubject: Your parcel\nTo: me\n"
             "Your parcel was delivered.")
     s = split_thread(text)
-    assert s.new == "Please look at the courier email below: it says delivered, but the parcel never came to my door."
+    assert s.new == note
     assert s.reason == "Set aside the forwarded message below “---------- Forwarded message ---------”."
 
 

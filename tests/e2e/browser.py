@@ -141,6 +141,15 @@ def click_first_row(pg) -> None:
     pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)
 
 
+def type_ticket(pg, text: str) -> None:
+    """Write `text` in the Tickets page's "Write your own ticket" box and route it, then wait for its run."""
+    pg.get_by_text("Write your own ticket").click()
+    pg.get_by_role("textbox", name="Ticket text").fill(text)
+    pg.get_by_role("button", name="Route this ticket").click()
+    pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
+    settle(pg)
+
+
 def no_exception(pg) -> None:
     assert pg.locator('[data-testid="stException"]').count() == 0
     assert pg.locator('[data-testid="stAlertContentError"]').count() == 0

@@ -16,7 +16,7 @@ import pytest
 
 from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, charts_drawn,
                                click_first_row, no_exception, require_chromium, settle, shot, shot_path,
-                               streamlit_server, ticket_in_url)
+                               streamlit_server, ticket_in_url, type_ticket)
 from tests.conftest import DEFAULT_TICKET
 
 pytestmark = pytest.mark.browser
@@ -109,12 +109,8 @@ def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
     # Write your own ticket: HTML-looking text and emoji stay plain text everywhere.
     pg.locator('[data-testid="stSidebarNav"] a', has_text="Tickets").first.click()
     settle(pg)
-    pg.get_by_text("Write your own ticket").click()
     typed = "<b>boldly</b> my card was charged twice 🎉 <img src=x onerror=alert(1)> **refund**"
-    pg.get_by_role("textbox", name="Ticket text").fill(typed)
-    pg.get_by_role("button", name="Route this ticket").click()
-    pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
-    settle(pg)
+    type_ticket(pg, typed)
     no_exception(pg)
     pg.get_by_text("<b>boldly</b> my card was charged twice", exact=False).first.wait_for()
     assert pg.locator("b", has_text="boldly").count() == 0 and pg.locator("img[src=x]").count() == 0

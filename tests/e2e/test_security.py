@@ -26,7 +26,7 @@ import urllib.request
 import pytest
 
 from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, click_first_row, free_port, no_exception,
-                           require_chromium, settle, streamlit_server)
+                           require_chromium, settle, streamlit_server, type_ticket)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -101,12 +101,7 @@ def test_injection_tickets_are_inert_on_every_page(server, browser_page):
     pg, dialogs, _ = browser_page
     pg.goto(url)
     settle(pg)
-    pg.get_by_text("Write your own ticket").click()
-    box = pg.get_by_role("textbox", name="Ticket text")
-    box.fill(PAYLOAD)
-    pg.get_by_role("button", name="Route this ticket").click()
-    pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
-    settle(pg)
+    type_ticket(pg, PAYLOAD)
     no_exception(pg)
     for line in PAYLOAD.splitlines():
         _plain_text_shown(pg, line)

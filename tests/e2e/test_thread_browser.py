@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, SHOTS, WAIT_MS, no_exception,
-                               require_chromium, settle, streamlit_server)
+                               require_chromium, settle, streamlit_server, type_ticket)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -57,11 +57,7 @@ def test_a_typed_thread_shows_its_new_message_the_greyed_quoted_part_and_the_swi
         try:
             pg.goto(server)
             settle(pg)
-            pg.get_by_text("Write your own ticket").click()
-            area = pg.get_by_role("textbox", name="Ticket text")
-            area.fill(THREAD)
-            pg.get_by_role("button", name="Route this ticket").click()
-            settle(pg)
+            type_ticket(pg, THREAD)
             no_exception(pg)
             pg.get_by_role("link", name="Interpretation of your ticket").click()
             settle(pg)
