@@ -101,13 +101,15 @@ RUN_WATCH_JS = """() => {
   return window.__runs;
 }"""
 RUN_ACK_JS = "() => { window.__runs.seen = window.__runs.started; }"
-# Done: no run going, no spinner or skeleton, and every chart on the page holds its canvas or svg.
+# Done: no run going, no spinner or skeleton, and every chart on the page that is laid out holds its canvas or svg
+# (one in a closed expander or a hidden tab has no box and may not draw until it is shown).
 SETTLED_JS = """() => {
   const app = document.querySelector('[data-testid=stApp]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   for (const id of ['stStatusWidgetRunningIcon', 'stSpinner', 'stSkeleton', 'stAppSkeleton'])
     if (document.querySelector(`[data-testid=${id}]`)) return false;
-  return [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(c => c.querySelector('canvas, svg'));
+  return [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
+    .every(c => !c.getClientRects().length || c.querySelector('canvas, svg'));
 }"""
 RUN_START_S = 0.5            # how long an action that does not rerun the script is given to start one
 
