@@ -60,8 +60,8 @@ def _sign_offs() -> re.Pattern:
     English signature words and a few it lacks; a sign-off that goes on ("Thanks, the refund came") is not one."""
     en = MAIL_LANGUAGES["en"]
     words = [re.escape(w.rstrip(",")) for w in en["signatures"]]
-    words += ["Many thanks", "Thanks again", "Thanks in advance", "Thank you", "Thanks", "Cheers", "Best wishes",
-              "Warm regards", "Yours sincerely", "Yours faithfully", "Yours", "Ta", "Regards", "Kind regards"]
+    words += ["Many thanks", "Thanks again", "Thanks in advance", "Cheers", "Best wishes", "Warm regards",
+              "Yours sincerely", "Yours faithfully", "Yours", "Ta"]
     sent_from = en["sent_from"]
     return re.compile(rf"^(?:(?:{'|'.join(words)})[\s,.!]*(?:\w+[\s,.!]*)?|(?:{sent_from})\b.*|--\s?)$", re.I)
 
