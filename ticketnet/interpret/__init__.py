@@ -35,7 +35,7 @@ _LAZY = {
     "total_variation": "methods.removal", "ChanceBand": "metrics.agreement", "agreement_table": "metrics.agreement",
     "chance_band": "metrics.agreement", "disagreements": "metrics.agreement", "kendall_tau": "metrics.agreement",
     "kendall_taus": "metrics.agreement", "random_tau_baseline": "metrics.agreement", "spearman": "metrics.agreement",
-    "top_k_overlap": "metrics.agreement", "FRACTIONS": "metrics.eraser", "aopc": "metrics.eraser",
+    "spearmans": "metrics.agreement", "top_k_overlap": "metrics.agreement", "FRACTIONS": "metrics.eraser", "aopc": "metrics.eraser",
     "eraser": "metrics.eraser", "rationale_variants": "metrics.eraser", "average_precision": "metrics.evidence",
     "evidence_mask": "metrics.evidence", "evidence_recovery": "metrics.evidence", "TicketScores": "metrics.scores",
     "score_ticket": "metrics.scores", "SPLIT_ERASER_SIGNALS": "split", "SplitOptions": "split",

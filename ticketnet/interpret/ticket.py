@@ -122,12 +122,11 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         signals.update(found.scores)
         method = found.shapley_method
 
-    per_token = pd.DataFrame({"position": range(n), "token": enc.tokens})
-    for name, s in signals.items():
-        per_token[name] = s.double().numpy()
+    columns = {"position": range(n), "token": enc.tokens, **{name: s.double().numpy() for name, s in signals.items()}}
     if cf is not None:
-        per_token[sig.REMOVAL_TV.name] = total_variation(cf.base, cf.removed).double().numpy()
-        per_token[sig.UNK_TV.name] = total_variation(cf.base, cf.replaced).double().numpy()
+        columns[sig.REMOVAL_TV.name] = total_variation(cf.base, cf.removed).double().numpy()
+        columns[sig.UNK_TV.name] = total_variation(cf.base, cf.replaced).double().numpy()
+    per_token = pd.DataFrame(columns)                                  # at once: one insert per column is slow
 
     gold = None
     if evidence.strip():

@@ -105,6 +105,32 @@ def test_tau_b_rows_equal_scipys_kendalltau(n, ties):
     assert np.isnan(tau_b_rows(rows, np.ones(n))).all()                # a constant effect ranks nothing
 
 
+@pytest.mark.parametrize("n", [2, 3, 17, 64])
+@pytest.mark.parametrize("ties", [False, True])
+def test_spearmans_equal_scipys_spearmanr(n, ties):
+    """Every row against scipy.stats.spearmanr itself, to 1e-12: without ties, with ties, constant rows nan."""
+    import numpy as np
+    import torch
+    from scipy import stats
+
+    from ticketnet.interpret.metrics.agreement import spearman, spearmans
+
+    rng = np.random.default_rng(n)
+    rows = rng.integers(0, 4, (20, n)).astype(float) if ties else rng.normal(size=(20, n))
+    y = rng.integers(0, 3, n).astype(float) if ties else rng.normal(size=n)
+    rows[3] = 2.0
+    if len(set(y)) < 2:
+        y[0] += 1
+    got = spearmans(torch.from_numpy(rows), torch.from_numpy(y)).numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.array([stats.spearmanr(r, y).statistic for r in rows])
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and math.isnan(got[3])
+    assert np.nanmax(np.abs(got - want)) <= 1e-12
+    assert [spearman(torch.from_numpy(r), torch.from_numpy(y)) for r in rows[:2]] == pytest.approx(got[:2], abs=1e-12)
+    assert torch.isnan(spearmans(torch.from_numpy(rows), torch.ones(n, dtype=torch.float64))).all()
+
+
 def test_tau_b_rows_in_chunks_equal_one_pass(monkeypatch):
     import numpy as np
 

@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from ticketnet.interpret import signals as sig
-from ticketnet.interpret.metrics.agreement import kendall_taus, spearman, top_k_overlap
+from ticketnet.interpret.metrics.agreement import kendall_taus, spearmans, top_k_overlap
 from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, FRACTIONS, eraser_plan
 from ticketnet.interpret.metrics.evidence import evidence_recovery
 
@@ -70,8 +70,9 @@ def score_ticket(ticket_id, ids: Tensor, signals: Mapping[str, Tensor], effect: 
     if taus:
         values = kendall_taus(torch.stack([signals[k].double() for k in taus]), effect).tolist()
         rows += [(ticket_id, k, sig.TAU, t) for k, t in zip(taus, values)]
-    for k in agreement:
-        rows += [(ticket_id, k, sig.SPEARMAN, spearman(signals[k], effect)),
+    rhos = spearmans(torch.stack([signals[k].double() for k in agreement]), effect).tolist() if agreement else []
+    for k, rho in zip(agreement, rhos):
+        rows += [(ticket_id, k, sig.SPEARMAN, rho),
                  (ticket_id, k, sig.TOP3_OVERLAP, top_k_overlap(signals[k], effect, 3))]
     for k in evidence:
         found = ({m: float("nan") for m in sig.EVIDENCE_METRICS} if gold is None
