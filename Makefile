@@ -5,12 +5,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test test-fast bench load-test load-test-browser capacity chromium clean corpus-demo bench-corpus
+.PHONY: run team test test-fast bench load-test load-test-browser capacity chromium haproxy clean corpus-demo bench-corpus
 
 run: $(VENV)/.run-deps
 	$(BIN)/python -m dashboard --server.port $(PORT)
 
-test: $(VENV)/.dev-deps chromium
+# For a team: PROCESSES dashboard servers (default one per core) behind HAProxy on PORT, each analyst kept on one.
+PROCESSES ?= $(shell nproc 2>/dev/null || echo 2)
+team: $(VENV)/.run-deps haproxy
+	$(BIN)/python -m dashboard.team --processes $(PROCESSES) --port $(PORT)
+
+test: $(VENV)/.dev-deps chromium haproxy
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.dev-deps
@@ -52,6 +57,14 @@ chromium:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else echo "note: chromium is not installed; the browser test will skip (install Debian's chromium to run it)"; fi
+
+# `make team` and its test put the dashboard servers behind Debian's HAProxy.
+haproxy:
+	@if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null 2>&1 || \
+		 (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null)); \
+	else echo "note: haproxy is not installed; make team and its test need it (Debian: apt-get install haproxy)"; fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache artifacts

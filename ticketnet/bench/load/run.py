@@ -186,7 +186,7 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
                if corpus or p != "Corpus"}
     names = dict.fromkeys(o.action for o in tally.outcomes)
     report = {
-        "sessions": sessions, "seconds": args.seconds, "action_interval_s": args.action_interval, "ramp_s": ramp,
+        "sessions": sessions, "processes": max(1, getattr(args, "processes", 0)), "seconds": args.seconds, "action_interval_s": args.action_interval, "ramp_s": ramp,
         "step_timeout_s": args.step_timeout, "seed": args.seed, "corpus": corpus, "cores": os.cpu_count(),
         "load_average_before": load_before, "load_average_after": procfs.load_average(),
         "machine_busy_fraction": round((busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]), 3),
@@ -225,7 +225,7 @@ def server_for(args, log: Path):
 
     class Started:
         def __enter__(self):
-            self.cm = dashboard_server(log, env)
+            self.cm = dashboard_server(log, env, processes=args.processes)
             url, proc = self.cm.__enter__()
             return url, proc.pid
 
@@ -414,6 +414,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-corpus", action="store_true", help="leave the Corpus page out of the script (with --url: "
                                                              "when that server has no finished scan)")
     ap.add_argument("--no-warm-up", action="store_true", help="time the first loop on a fresh server too")
+    ap.add_argument("--processes", type=int, default=0,
+                    help="a started server: this many dashboard processes behind HAProxy (python -m dashboard.team); "
+                         "default 0, one server alone")
     ap.add_argument("--capacity", action="store_true", help="step the number of analysts (--start/--step/--max)")
     ap.add_argument("--start", type=int, default=10)
     ap.add_argument("--step", type=int, default=10)
@@ -436,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.sessions, args.start, args.step, args.max, args.loops) < 1 or args.seconds <= 0 \
             or args.action_interval <= 0 or args.step_timeout <= 0:
         ap.error("counts, --seconds, --action-interval and --step-timeout must be positive")
+    if args.processes < 0 or (args.processes and args.url):
+        ap.error("--processes must be 0 (one server) or more, and is for a server the client starts (not --url)")
     if not Path("/proc/self/stat").is_file():
         ap.error("the load client reads the server's CPU and memory from /proc: Linux only")
     mode = "capacity" if args.capacity else "cost" if args.cost else "load"

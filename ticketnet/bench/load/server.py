@@ -22,19 +22,26 @@ def server_command(port: int) -> list[str]:
             "--server.address", "localhost", "--browser.gatherUsageStats", "false"]
 
 
+def team_command(port: int, processes: int) -> list[str]:
+    """`processes` dashboard servers behind HAProxy (`python -m dashboard.team`), the proxy on `port`."""
+    return [sys.executable, "-m", "dashboard.team", "--processes", str(processes), "--port", str(port)]
+
+
 @contextlib.contextmanager
-def dashboard_server(log: Path, env: dict[str, str] | None = None,
-                     timeout: float = 120) -> Iterator[tuple[str, subprocess.Popen]]:
+def dashboard_server(log: Path, env: dict[str, str] | None = None, timeout: float = 120,
+                     processes: int = 0) -> Iterator[tuple[str, subprocess.Popen]]:
     """The dashboard on a free port, run from the repository root so .streamlit/config.toml applies, its output
-    appended to `log`; yields (url, process) once healthy and stops it afterwards."""
+    appended to `log`; yields (url, process) once healthy and stops it afterwards. `processes` ≥ 1: that many
+    servers behind HAProxy (the process is their launcher, the parent of them all)."""
     port = free_port()
     log.parent.mkdir(parents=True, exist_ok=True)
+    command = team_command(port, processes) if processes else server_command(port)
     with open(log, "ab") as out:
-        proc = subprocess.Popen(server_command(port), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     try:
-        url = f"http://localhost:{port}"
-        wait_healthy(url, proc, timeout, detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
+        url = f"http://localhost:{port}" if not processes else f"http://127.0.0.1:{port}"
+        wait_healthy(url, proc, timeout * max(1, processes), detail=lambda: ":\n" + log.read_text(errors="replace")[-3000:])
         yield url, proc
     finally:
         proc.terminate()
