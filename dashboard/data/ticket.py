@@ -34,9 +34,34 @@ def inspection(text: str, whole_thread: bool = False):
     return inspect_ticket(reader(whole_thread), text)
 
 
+@cached_on_weights(max_entries=128, resource=True)
+def removal_variants(text: str, whole_thread: bool = False):
+    """The ticket's counterfactual_probs (it and its one-token variants), shared by every target team's run."""
+    from ticketnet.interpret import counterfactual_probs
+    from ticketnet.data.text import UNK_ID
+
+    r = reader(whole_thread)
+    ids = torch_ids(inspection(text, whole_thread).encoded.ids)
+    return counterfactual_probs(r.model, ids, r.vocab.stoi.get("<unk>", UNK_ID)) if ids.numel() >= 2 else None
+
+
+@cached_on_weights(max_entries=64, resource=True)
+def forward_memo(text: str, whole_thread: bool = False) -> dict:
+    """The logits of the ticket's variants sent through the model so far (phrase coalitions, ERASER's), one dict per
+    text and weights shared by every session and target team: a switch of team sends only new variants."""
+    return {}
+
+
+def torch_ids(ids):
+    import torch
+
+    return torch.tensor(ids, dtype=torch.long)
+
+
 @cached_on_weights(show_spinner="Measuring what each token does (removal, <unk>, gradients, ERASER)…", max_entries=128)
 def interpretation(text: str, target: int | None = None, evidence: str = "", whole_thread: bool = False):
-    """ticketnet.interpret.interpret_ticket, once per (text, target, evidence, whole_thread)."""
+    """ticketnet.interpret.interpret_ticket, once per (text, target, evidence, whole_thread); what does not depend
+    on the target (removal variants, variant logits) once per (text, whole_thread)."""
     from ticketnet.interpret import interpret_ticket
 
     r = reader(whole_thread)
@@ -44,4 +69,6 @@ def interpretation(text: str, target: int | None = None, evidence: str = "", who
     # hook on the shared model would fire inside other sessions' forward passes ("size of tensor a (28) must match
     # the size of tensor b (41)"). They get a private copy of the model (about 8 ms).
     return interpret_ticket(replace(r, model=copy.deepcopy(r.model)), text, target=target, evidence=evidence or "",
-                            inspection=inspection(text, whole_thread))
+                            inspection=inspection(text, whole_thread),
+                            counterfactuals=removal_variants(text, whole_thread),
+                            memo=forward_memo(text, whole_thread))

@@ -69,3 +69,40 @@ def test_every_method_on_tiny_tickets(n):
     if n >= 2:
         assert len(eraser(router.model, torch.tensor(ids), {"rollout": res.signals["rollout"]}, 0)) == 5
         assert chance_band(res.random_tau) is None or -1 <= chance_band(res.random_tau).low <= 1
+
+
+def test_another_target_from_the_memo_equals_a_fresh_run_and_sends_fewer_variants(monkeypatch):
+    """What does not depend on the target (removal variants, the logits of phrase coalitions and ERASER variants)
+    is taken from the first target's run: the second target's result is the fresh run's, with fewer forward rows."""
+    router = make_router()
+    text = "w3 w5, w7 w9 but w11 w13. unknownword w2 and w4 w6"
+    first = interpret_ticket(router, text, target=0)
+    memo: dict = {}
+    interpret_ticket(router, text, target=0, memo=memo)
+    sent = []
+    model_forward = router.model.forward
+
+    def counting(*args, **kwargs):
+        sent.append(args[0].shape[0])
+        return model_forward(*args, **kwargs)
+
+    monkeypatch.setattr(router.model, "forward", counting)
+    fresh = interpret_ticket(router, text, target=1)
+    fresh_rows = sum(sent)
+    sent.clear()
+    again = interpret_ticket(router, text, target=1, counterfactuals=first.counterfactuals, memo=memo)
+    assert sum(sent) < fresh_rows / 2
+    for name, s in fresh.signals.items():
+        assert torch.allclose(again.signals[name], s, atol=1e-5), name
+    for table in ("agreement", "aopc", "eraser"):
+        a, b = getattr(again, table), getattr(fresh, table)
+        assert list(a.columns) == list(b.columns) and len(a) == len(b)
+        num = a.select_dtypes("number").columns
+        assert (a[num] - b[num]).abs().max().max() <= 1e-5, table
+
+
+def test_counterfactuals_of_another_ticket_are_refused():
+    router = make_router()
+    other = interpret_ticket(router, "w3 w5 w7")
+    with pytest.raises(ValueError, match="counterfactuals of 3 tokens"):
+        interpret_ticket(router, "w3 w5 w7 w9", counterfactuals=other.counterfactuals)

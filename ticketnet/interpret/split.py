@@ -69,17 +69,19 @@ class PhraseSignals(NamedTuple):
     shapley_method: str          # "exact" or "sampling"
 
 
-def phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int) -> PhraseSignals:
+def phrase_signals(model: nn.Module, ids: Tensor, text: str, who: int, n_samples: int, seed: int,
+                   memo=None) -> PhraseSignals:
     """Token scores (n,) from the ticket's phrases: each token carries its phrase's support for the target in logit
     difference (ticket − phrase deleted), and its phrase's Shapley value (exact up to 10 phrases, else `n_samples`
-    Captum orders seeded by `seed`)."""
+    Captum orders seeded by `seed`). `memo`: the ticket's forward memo (`batched_logits`), for a caller that asks
+    again for another team."""
     from ticketnet.interpret.interventions.phrases import phrase_deletions, split_phrases, token_scores
     from ticketnet.interpret.interventions.shapley import phrase_shapley
 
     phrases = split_phrases(text, ids.numel())
-    singles = phrase_deletions(model, ids, phrases, who, pairs=False)
+    singles = phrase_deletions(model, ids, phrases, who, pairs=False, memo=memo)
     support = singles[singles.kind == "single"].support_logit_diff.to_numpy()
-    shap = phrase_shapley(model, ids, phrases, who, n_samples=n_samples, seed=seed)
+    shap = phrase_shapley(model, ids, phrases, who, n_samples=n_samples, seed=seed, memo=memo)
     return PhraseSignals({signals.PHRASE_DELETION.name: token_scores(phrases, support),
                           signals.PHRASE_SHAPLEY.name: token_scores(phrases, shap.values)}, shap.method)
 

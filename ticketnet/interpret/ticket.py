@@ -20,6 +20,7 @@ from ticketnet.interpret.metrics.scores import Row, TicketScores, score_ticket
 from ticketnet.interpret.results import long_frame
 from ticketnet.interpret.methods.gradients import IntegratedGradients, integrated_gradients
 from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.interventions.phrases import ForwardMemo, batched_logits
 from ticketnet.interpret.split import phrase_signals
 from ticketnet.lens.inspection import Inspection, RoutedTicket, inspect_ticket
 from ticketnet.nn.transformer import pad_batch
@@ -65,9 +66,14 @@ class TicketInterpretation(RoutedTicket):
         return effect_disagreements(self.signals[signal], self.signals[sig.REMOVAL.name], self.tokens, k)
 
 
-def _eraser_probs(model, ids: Tensor, scores: TicketScores, target: int) -> tuple[Tensor, Tensor]:
-    """p(target) of the plan's variants and of the ticket, all in ONE batched forward pass."""
+def _eraser_probs(model, ids: Tensor, scores: TicketScores, target: int,
+                  memo: ForwardMemo | None = None) -> tuple[Tensor, Tensor]:
+    """p(target) of the plan's variants and of the ticket, all in ONE batched forward pass (with `memo`, those not
+    in it, in `batched_logits`' length-sorted batches)."""
     seqs = scores.sequences() + [ids.tolist()]
+    if memo is not None:
+        p = torch.softmax(batched_logits(model, seqs, memo=memo), dim=-1)[:, target]
+        return p[:-1], p[-1]
     unique, where = unique_rows(seqs)
     with torch.inference_mode():
         p = torch.softmax(model(*pad_batch(unique)), dim=-1)[:, target]   # (distinct variants,)
@@ -77,7 +83,9 @@ def _eraser_probs(model, ids: Tensor, scores: TicketScores, target: int) -> tupl
 
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",
                      ig_steps: int = 64, n_draws: int = 200, seed: int = 0,
-                     inspection: Inspection | None = None, phrases: bool = True) -> TicketInterpretation:
+                     inspection: Inspection | None = None, phrases: bool = True,
+                     counterfactuals: Counterfactuals | None = None,
+                     memo: ForwardMemo | None = None) -> TicketInterpretation:
     """Interpret one ticket: counterfactual effects, attention signals, gradients, phrase signals (`phrases`),
     agreement, ERASER, evidence.
 
@@ -85,6 +93,11 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     removal-based parts (agreement, ERASER, disagreements) are empty and `note` says why. `inspection`, the
     ticket's `inspect_ticket` when the caller has it already, saves running the lens a second time. The phrase
     signals are the split-wide run's (`split.phrase_signals`, PHRASE_SHAPLEY_SAMPLES orders beyond 10 phrases).
+
+    What does not depend on the target can come from an earlier call on the same ticket and weights, so that
+    switching the target team recomputes only the rest: `counterfactuals`, the ticket's `counterfactual_probs`, and
+    `memo`, a dict of the logits of every variant sent through the model (phrase coalitions, ERASER's variants),
+    which this call reads and fills.
     """
     model = router.model
     check_eval(model)
@@ -105,7 +118,9 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     signals: dict[str, Tensor] = {}
     cf = None
     if n >= 2:
-        cf = counterfactual_probs(model, ids, router.vocab.stoi.get("<unk>", UNK_ID))
+        cf = counterfactuals or counterfactual_probs(model, ids, router.vocab.stoi.get("<unk>", UNK_ID))
+        if cf.removed.shape[0] != n:
+            raise ValueError(f"counterfactuals of {cf.removed.shape[0]} tokens for a ticket of {n}")
         signals[sig.REMOVAL.name] = probability_drop(cf.base, cf.removed, target)
         signals[sig.UNK_REPLACEMENT.name] = probability_drop(cf.base, cf.replaced, target)
     else:
@@ -118,7 +133,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         signals[signal.name] = signal.compute(model, ids, target)
     method = ""
     if phrases:
-        found = phrase_signals(model, ids, enc.text, target, PHRASE_SHAPLEY_SAMPLES, seed)
+        found = phrase_signals(model, ids, enc.text, target, PHRASE_SHAPLEY_SAMPLES, seed, memo)
         signals.update(found.scores)
         method = found.shapley_method
 
@@ -150,7 +165,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         scored = score_ticket(None, ids, everything, effect, agreement=others, eraser=usual,
                               evidence=list(signals) if gold is not None else (), gold=gold)
         phrase = score_ticket(None, ids, everything, None, eraser=phrase_names)
-        table = pd.concat([part.eraser_table(*_eraser_probs(model, ids, part, target))
+        table = pd.concat([part.eraser_table(*_eraser_probs(model, ids, part, target, memo))
                            for part in (scored, phrase) if part.plan], ignore_index=True)
         rows = list(scored.rows)
         agreement = _agreement(scored.rows)

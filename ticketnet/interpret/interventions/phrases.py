@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor, nn
@@ -81,14 +82,37 @@ def keep_phrases(ids: Sequence[int], phrases: Sequence[Phrase], kept: Sequence[b
     return out or [UNK_ID]
 
 
-def batched_logits(model: nn.Module, seqs: Sequence[Sequence[int]], max_tokens: int = 16_384) -> Tensor:
-    """Logits (len(seqs), C) of id lists: distinct ones only, length-sorted padded batches of ≤ max_tokens."""
+ForwardMemo = MutableMapping[bytes, Tensor]
+"""Logits (C,) of id lists already sent through one model, keyed by `memo_key`: kept by a caller that asks about the
+same ticket again (another target team: the variants are the same, only the team read from them changes)."""
+
+
+def memo_key(ids: Sequence[int]) -> bytes:
+    return np.asarray(ids, dtype=np.int64).tobytes()
+
+
+def batched_logits(model: nn.Module, seqs: Sequence[Sequence[int]], max_tokens: int = 16_384,
+                   memo: ForwardMemo | None = None) -> Tensor:
+    """Logits (len(seqs), C) of id lists: distinct ones only, length-sorted padded batches of ≤ max_tokens. With
+    `memo` (for this model's weights only), lists found there are not sent again and the others are added to it."""
     unique, where = unique_rows([list(s) for s in seqs])
     out = torch.empty(len(unique), model.config.n_classes)
-    longest = max(len(s) for s in unique)
-    with torch.inference_mode():
-        for idx in length_chunks([len(s) for s in unique], max(1, max_tokens // longest)):
-            out[idx] = model(*pad_batch([unique[i] for i in idx])).float()
+    todo = list(range(len(unique)))
+    if memo is not None:
+        keys = [memo_key(s) for s in unique]
+        found = [memo.get(k) for k in keys]
+        hits = [i for i, v in enumerate(found) if v is not None]
+        if hits:
+            out[hits] = torch.stack([found[i] for i in hits])
+        todo = [i for i, v in enumerate(found) if v is None]
+    if todo:
+        longest = max(len(unique[i]) for i in todo)
+        with torch.inference_mode():
+            for idx in length_chunks([len(unique[i]) for i in todo], max(1, max_tokens // longest)):
+                rows = [todo[j] for j in idx]
+                out[rows] = model(*pad_batch([unique[i] for i in rows])).float()
+        if memo is not None:
+            memo.update((keys[i], out[i]) for i in todo)
     return out[where]
 
 
@@ -102,7 +126,7 @@ def _check_phrases(ids: Tensor, phrases: Sequence[Phrase]) -> None:
 
 
 def phrase_deletions(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int,
-                     pairs: bool = True) -> pd.DataFrame:
+                     pairs: bool = True, memo: ForwardMemo | None = None) -> pd.DataFrame:
     """Each phrase deleted, and (pairs=True) each pair of phrases deleted together: every variant and the ticket in
     one batched pass. Columns: kind ("ticket", "single", "pair"), phrases (tuple of indices), text (what was
     deleted), the target's logit difference and probability, the deleted phrases' support (ticket − deleted: positive
@@ -116,7 +140,7 @@ def phrase_deletions(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], t
     P, toks = len(phrases), ids.tolist()
     combos = [()] + [(i,) for i in range(P)] + (list(itertools.combinations(range(P), 2)) if pairs else [])
     seqs = [keep_phrases(toks, phrases, [i not in c for i in range(P)]) for c in combos]
-    logits = batched_logits(model, seqs)
+    logits = batched_logits(model, seqs, memo=memo)
     vals = both_units(logits, target)
     pred = logits.argmax(-1)
     rows = []
