@@ -72,6 +72,18 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+def port_free(address: str, port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((address, port))
+        except OSError:
+            return False
+    return True
+
+
 def wait_healthy(port: int, procs: list[subprocess.Popen], timeout: float) -> None:
     """Until the server on `port` answers its health check; SystemExit if any process exits or time runs out."""
     deadline = time.monotonic() + timeout
@@ -109,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     if haproxy is None:
         print("error: haproxy is not installed (Debian: apt-get install haproxy); "
               "one server alone: python -m dashboard", file=sys.stderr)
+        return 2
+    if not port_free(args.address, args.port):
+        print(f"error: port {args.port} on {args.address} is in use (another dashboard?); choose one with --port",
+              file=sys.stderr)
         return 2
     ports = free_ports(args.processes)
     cookie_secret = secrets.token_hex(32)

@@ -47,6 +47,19 @@ def test_without_haproxy_it_says_so_in_one_line_and_starts_nothing(monkeypatch, 
     assert team.main(["--processes", "0"]) == 2
 
 
+def test_a_port_in_use_is_said_in_one_line_before_anything_starts(monkeypatch, capsys):
+    import socket
+
+    monkeypatch.setattr(team, "find_haproxy", lambda: "/usr/sbin/haproxy")
+    monkeypatch.setattr(team.subprocess, "Popen", lambda *a, **k: pytest.fail("nothing may start"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        assert team.main(["--processes", "2", "--port", str(busy.getsockname()[1])]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is in use" in err
+
+
 def _cookie(url: str, cookie: str | None = None) -> str | None:
     req = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
     with urllib.request.urlopen(req, timeout=30) as r:

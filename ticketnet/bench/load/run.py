@@ -186,7 +186,8 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
                if corpus or p != "Corpus"}
     names = dict.fromkeys(o.action for o in tally.outcomes)
     report = {
-        "sessions": sessions, "processes": max(1, getattr(args, "processes", 0)), "seconds": args.seconds, "action_interval_s": args.action_interval, "ramp_s": ramp,
+        "sessions": sessions, "processes": max(1, getattr(args, "processes", 0)), "seconds": args.seconds,
+        "action_interval_s": args.action_interval, "ramp_s": ramp,
         "step_timeout_s": args.step_timeout, "seed": args.seed, "corpus": corpus, "cores": os.cpu_count(),
         "load_average_before": load_before, "load_average_after": procfs.load_average(),
         "machine_busy_fraction": round((busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]), 3),
@@ -225,7 +226,7 @@ def server_for(args, log: Path):
 
     class Started:
         def __enter__(self):
-            self.cm = dashboard_server(log, env, processes=args.processes)
+            self.cm = dashboard_server(log, env, processes=getattr(args, "processes", 0))
             url, proc = self.cm.__enter__()
             return url, proc.pid
 
@@ -238,7 +239,10 @@ def server_for(args, log: Path):
 async def one_run(args, sessions: int, log: Path) -> dict:
     with server_for(args, log) as (url, pid):
         corpus = not args.no_corpus and (args.url is not None or finished_scan(Path(args.scans)))
-        warm = [] if args.no_warm_up else await warm_up(url, list(split_tickets()), corpus, args.step_timeout)
+        # One warm-up loop per server: held at the same time, HAProxy gives each to the server with fewest sessions.
+        warm = [] if args.no_warm_up else [e for errs in await asyncio.gather(*(
+            warm_up(url, list(split_tickets()), corpus, args.step_timeout)
+            for _ in range(max(1, getattr(args, "processes", 0))))) for e in errs]
         report = await drive(url, pid, sessions, args, None if args.url else log)
         report["warm_up_errors"] = warm
         report["errors"] += len(warm)
