@@ -37,12 +37,13 @@ load-test-browser: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m tests.load.load_test --sessions 8 --seconds 60
 
 # On a quiet machine only (about 10-15 min): step the analysts 10, 20, ... 80 until p95 > 1 s on a page; one server,
-# or with SERVERS=N the deployment of `make team` (N servers behind HAProxy).
+# or with SERVERS=N the deployment of `make team` (N servers behind HAProxy), with WORKERS=N interpretation workers.
 SERVERS ?= 0
+WORKERS ?= 0
 capacity: $(VENV)/.dev-deps
 	@test -f artifacts/scans/shipped/summary.json || $(MAKE) corpus-demo
 	$(BIN)/python -m ticketnet.bench.load.run --capacity --start 10 --step 10 --max 80 --action-interval 10 --seconds 120 \
-		--processes $(SERVERS)
+		--processes $(SERVERS) --workers $(WORKERS)
 
 $(VENV)/.run-deps: requirements.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -17,6 +17,7 @@ WEIGHTS_ENV = "TICKETNET_WEIGHTS"                         # older: a router.pt (
 DATA_ENV = "TICKETNET_DATA"                               # a folder of train/valid/test CSVs for a router without data/
 ROUTER_DATA = "data"                                      # a router folder's own splits, written by `train --data FILE`
 THREADS_ENV = "TICKETNET_TORCH_THREADS"                   # intra-op threads per dashboard computation
+WORKERS_ENV = "TICKETNET_WORKERS"                         # worker processes for the dashboard's interpretations
 CACHE_ENV = "TICKETNET_CACHE"                             # where results outlive a restart (default ~/.cache/ticketnet)
 SCANS_ENV = "TICKETNET_SCANS"                             # the Corpus page's scans and uploads (default artifacts/scans)
 
@@ -79,6 +80,15 @@ def torch_threads() -> int:
         return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
     except ValueError:
         return 1
+
+
+def interpret_workers() -> int:
+    """Worker processes that run a dashboard server's interpretations: $TICKETNET_WORKERS (an integer ≥ 0), else 0,
+    every interpretation in the server's own process."""
+    try:
+        return max(0, int(os.environ.get(WORKERS_ENV, "").strip() or 0))
+    except ValueError:
+        return 0
 
 
 def scans_dir() -> Path:

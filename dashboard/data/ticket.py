@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard.data.model import cached_on_weights, router
+from dashboard.data.model import cached_on_weights, router, weights_path, weights_stamp
 from ticketnet.data.thread import ThreadSplit, split_thread
 
 
@@ -32,6 +32,22 @@ def inspection(text: str, whole_thread: bool = False):
     from ticketnet.lens.inspection import inspect_ticket
 
     return inspect_ticket(reader(whole_thread), text)
+
+
+@st.cache_resource(show_spinner=False)
+def interpret_pool():
+    """$TICKETNET_WORKERS worker processes for the interpretations (ticketnet.interpret.workers), one pool per
+    server; None (the default) computes them in the server's process."""
+    from ticketnet import paths
+
+    workers = paths.interpret_workers()
+    if not workers:
+        return None
+    from ticketnet.interpret.workers import InterpretPool
+
+    pool = InterpretPool(workers, paths.torch_threads())
+    pool.warm(str(weights_path()), weights_stamp())
+    return pool
 
 
 @cached_on_weights(max_entries=128, resource=True)
@@ -64,6 +80,9 @@ def interpretation(text: str, target: int | None = None, evidence: str = "", who
     on the target (removal variants, variant logits) once per (text, whole_thread)."""
     from ticketnet.interpret import interpret_ticket
 
+    pool = interpret_pool()
+    if pool is not None:                   # another process: this server's sessions keep its interpreter lock
+        return pool.submit(str(weights_path()), weights_stamp(), text, target, evidence or "", whole_thread).result()
     r = reader(whole_thread)
     # Captum's gradient attributions register forward hooks on the model's embedding layer while they run, and a
     # hook on the shared model would fire inside other sessions' forward passes ("size of tensor a (28) must match

@@ -39,7 +39,7 @@ from ticketnet.bench.load import procfs
 from ticketnet.bench.load.actions import PAGES, ActionFailed, Analyst, Outcome, Tally, split_tickets
 from ticketnet.bench.load.protocol import ProtocolError, Session, stream_url
 from ticketnet.bench.load.server import dashboard_server, tracebacks
-from ticketnet.paths import ROOT, SCANS_ENV, scans_dir
+from ticketnet.paths import ROOT, SCANS_ENV, WORKERS_ENV, scans_dir
 
 ARTIFACTS = ROOT / "artifacts" / "load"
 TARGET_P95_S = 1.0
@@ -186,7 +186,8 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
                if corpus or p != "Corpus"}
     names = dict.fromkeys(o.action for o in tally.outcomes)
     report = {
-        "sessions": sessions, "processes": max(1, getattr(args, "processes", 0)), "seconds": args.seconds,
+        "sessions": sessions, "processes": max(1, getattr(args, "processes", 0)),
+        "interpret_workers": getattr(args, "workers", 0), "seconds": args.seconds,
         "action_interval_s": args.action_interval, "ramp_s": ramp,
         "step_timeout_s": args.step_timeout, "seed": args.seed, "corpus": corpus, "cores": os.cpu_count(),
         "load_average_before": load_before, "load_average_after": procfs.load_average(),
@@ -223,6 +224,8 @@ def server_for(args, log: Path):
     env = {SCANS_ENV: str(Path(args.scans).resolve())}
     if args.cache:
         env["TICKETNET_CACHE"] = str(Path(args.cache).resolve())
+    if getattr(args, "workers", 0):
+        env[WORKERS_ENV] = str(args.workers)
 
     class Started:
         def __enter__(self):
@@ -421,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--processes", type=int, default=0,
                     help="a started server: this many dashboard processes behind HAProxy (python -m dashboard.team); "
                          "default 0, one server alone")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="a started server: this many worker processes for its interpretations ($TICKETNET_WORKERS)")
     ap.add_argument("--capacity", action="store_true", help="step the number of analysts (--start/--step/--max)")
     ap.add_argument("--start", type=int, default=10)
     ap.add_argument("--step", type=int, default=10)
@@ -443,8 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.sessions, args.start, args.step, args.max, args.loops) < 1 or args.seconds <= 0 \
             or args.action_interval <= 0 or args.step_timeout <= 0:
         ap.error("counts, --seconds, --action-interval and --step-timeout must be positive")
-    if args.processes < 0 or (args.processes and args.url):
-        ap.error("--processes must be 0 (one server) or more, and is for a server the client starts (not --url)")
+    if min(args.processes, args.workers) < 0 or ((args.processes or args.workers) and args.url):
+        ap.error("--processes and --workers must be 0 or more, and are for a server the client starts (not --url)")
     if not Path("/proc/self/stat").is_file():
         ap.error("the load client reads the server's CPU and memory from /proc: Linux only")
     mode = "capacity" if args.capacity else "cost" if args.cost else "load"
