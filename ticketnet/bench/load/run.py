@@ -171,6 +171,10 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
     wall = time.monotonic() - start
     busy1 = procfs.machine_busy()
     cpu1 = procfs.tree_cpu_s(pid) if pid else None
+    left_at = time.monotonic()
+    linger = getattr(args, "linger", 0) or 0
+    if pid and linger:                     # the users have left: is the memory given back?
+        await asyncio.sleep(linger)
     stop.set()
     if sampler:
         await sampler
@@ -204,6 +208,16 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
                             "rss_mb_before": round(rss_idle, 1), "rss_mb_peak_sampled": round(peak, 1),
                             "rss_mb_end": round(samples[-1][1], 1) if samples else None,
                             "rss_mb_samples": [(round(t - start, 1), round(m, 1)) for t, m, _ in samples[::4]]}
+        loaded = [(t - start, m) for t, m, _ in samples if ramp <= t - start and t <= left_at]
+        if len(loaded) >= 3:               # least squares over the run once every analyst has started
+            slope = statistics.linear_regression([t for t, _ in loaded], [m for _, m in loaded]).slope
+            report["server"]["rss_mb_per_min_under_load"] = round(60 * slope, 2)
+        if linger:
+            report["server"]["linger_s"] = linger
+            report["server"]["rss_mb_when_left"] = round(loaded[-1][1], 1) if loaded else None
+            report["server"]["rss_mb_after_linger"] = round(samples[-1][1], 1) if samples else None
+            report["server"]["rss_after_linger_vs_before"] = (round(samples[-1][1] / rss_idle, 3)
+                                                              if samples and rss_idle else None)
     report["meets_target"] = meets_target(report, args.target_p95)
     return report
 
@@ -381,7 +395,11 @@ def print_step(r: dict) -> None:
     if srv:
         print(f"  server: {srv['cpu_s']:.1f} CPU s = {srv['cpu_s_per_s']:.2f} CPU s per s; memory "
               f"{srv['rss_mb_before']:.0f} MB before, {srv['rss_mb_peak_sampled']:.0f} MB peak, "
-              f"{srv['rss_mb_end']:.0f} MB at the end")
+              f"{srv['rss_mb_end']:.0f} MB at the end"
+              + (f"; {srv['rss_mb_per_min_under_load']:+.2f} MB per min under load"
+                 if "rss_mb_per_min_under_load" in srv else "")
+              + (f"; {srv['linger_s']:.0f} s after the analysts left: {srv['rss_after_linger_vs_before']:.2f}× "
+                 "the memory before" if srv.get("rss_after_linger_vs_before") else ""))
     print(f"  {'':32} {'n':>5} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
     rows = [("all actions", r["action_s"])] + [(f"page {p}", v) for p, v in r["by_page"].items()] + \
         [(f"  {a}", v) for a, v in r["by_action"].items()]
@@ -426,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "default 0, one server alone")
     ap.add_argument("--workers", type=int, default=0,
                     help="a started server: this many worker processes for its interpretations ($TICKETNET_WORKERS)")
+    ap.add_argument("--linger", type=float, default=0,
+                    help="seconds to keep sampling the server's memory after the analysts leave (default 0)")
     ap.add_argument("--capacity", action="store_true", help="step the number of analysts (--start/--step/--max)")
     ap.add_argument("--start", type=int, default=10)
     ap.add_argument("--step", type=int, default=10)
