@@ -63,18 +63,29 @@ def available() -> list[str]:
     return [s for s in SPLITS if s in SPLITS[:3] or split_path(s).is_file()]
 
 
+@st.cache_resource(show_spinner=False, max_entries=6)
+def _ticket_index(split: str, key: tuple, teams: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """One split's rows, shared and only read, and ticket id -> row position, built once per version of its CSV:
+    every page's run looks its ticket up, and the copy of the split's table that st.cache_data hands out per
+    lookup cost more than the page's own layout."""
+    rows = _split_rows(split, key, teams)
+    positions: dict[str, int] = {}
+    for i, ticket_id in enumerate(rows["ticket_id"].tolist()):
+        positions.setdefault(ticket_id, i)                            # the first of a repeated id, as before
+    return rows, positions
+
+
 def find_ticket(ticket_id: str) -> tuple[str, dict] | None:
     """(split, row) of a ticket id, looking in valid, test, then train; None if no split has it."""
     for split in SPLITS:
         if not split_path(split).is_file():
             continue
         try:
-            rows = _split_rows(split, data_stamp(split), tuple(card().teams))
+            rows, positions = _ticket_index(split, data_stamp(split), tuple(card().teams))
         except DataError:
             continue
-        hit = rows[rows["ticket_id"] == ticket_id]
-        if len(hit):
-            return split, hit.iloc[0].to_dict()
+        if ticket_id in positions:
+            return split, rows.iloc[positions[ticket_id]].to_dict()
     return None
 
 
