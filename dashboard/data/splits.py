@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
 from ticketnet._runtime.hashing import file_sha256
+from ticketnet._runtime.priority import background_priority
 from ticketnet.data.tickets import HARD_PATTERNS, DataError, load_split
 
 SPLITS: tuple[str, ...] = ("valid", "test", "train", "handwritten")   # handwritten: by hand, never trained on
@@ -125,14 +127,19 @@ def _stored(split: str, kind: str) -> pd.DataFrame | None:
     return tables[key]
 
 
+BACKGROUND_KINDS = ("interpret", "heads")    # split-wide runs of many seconds, asked for by one analyst
+
+
 def _compute(split: str, kind: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """The split's table of `kind`, computed under the lock unless another session has stored it meanwhile; kept in
-    memory and on disk (best effort: an unwritable cache only costs a recompute)."""
+    memory and on disk (best effort: an unwritable cache only costs a recompute). The long split-wide runs go at a
+    lower scheduling priority, so other sessions' page runs keep the cores they need meanwhile."""
     with _split_store().lock:
         done = _stored(split, kind)
         if done is not None:
             return done
-        table = compute()
+        with background_priority() if kind in BACKGROUND_KINDS else contextlib.nullcontext():
+            table = compute()
         _split_store().tables[(kind, split, data_stamp(split), weights_stamp())] = table
         store.save_table(store.table_path(kind, split, *_key_hashes(split)), table)
         return table
