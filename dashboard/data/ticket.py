@@ -53,11 +53,13 @@ def interpret_pool():
 @cached_on_weights(max_entries=128, resource=True)
 def removal_variants(text: str, whole_thread: bool = False):
     """The ticket's counterfactual_probs (it and its one-token variants), shared by every target team's run."""
-    from ticketnet.interpret import counterfactual_probs
+    import torch
+
     from ticketnet.data.text import UNK_ID
+    from ticketnet.interpret import counterfactual_probs
 
     r = reader(whole_thread)
-    ids = torch_ids(inspection(text, whole_thread).encoded.ids)
+    ids = torch.tensor(inspection(text, whole_thread).encoded.ids, dtype=torch.long)
     return counterfactual_probs(r.model, ids, r.vocab.stoi.get("<unk>", UNK_ID)) if ids.numel() >= 2 else None
 
 
@@ -66,12 +68,6 @@ def forward_memo(text: str, whole_thread: bool = False) -> dict:
     """The logits of the ticket's variants sent through the model so far (phrase coalitions, ERASER's), one dict per
     text and weights shared by every session and target team: a switch of team sends only new variants."""
     return {}
-
-
-def torch_ids(ids):
-    import torch
-
-    return torch.tensor(ids, dtype=torch.long)
 
 
 @cached_on_weights(show_spinner="Measuring what each token does (removal, <unk>, gradients, ERASER)…", max_entries=128)

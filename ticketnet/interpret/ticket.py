@@ -118,7 +118,8 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     signals: dict[str, Tensor] = {}
     cf = None
     if n >= 2:
-        cf = counterfactuals or counterfactual_probs(model, ids, router.vocab.stoi.get("<unk>", UNK_ID))
+        cf = (counterfactuals if counterfactuals is not None
+              else counterfactual_probs(model, ids, router.vocab.stoi.get("<unk>", UNK_ID)))
         if cf.removed.shape[0] != n:
             raise ValueError(f"counterfactuals of {cf.removed.shape[0]} tokens for a ticket of {n}")
         signals[sig.REMOVAL.name] = probability_drop(cf.base, cf.removed, target)
