@@ -19,6 +19,7 @@ class LiveServer:
     proc: subprocess.Popen
     log: Path
     scans: Path                  # its $TICKETNET_SCANS: empty until a test puts a scan there (`with_scan`)
+    cache: Path                  # its $TICKETNET_CACHE: the tables and results it keeps on disk
 
     def with_scan(self, scan: Path) -> None:
         """Make `scan` one of the server's corpus scans (the Corpus page lists the folder on every run)."""
@@ -33,11 +34,11 @@ def live_server(artifacts, tmp_path_factory):
     from ticketnet.bench.load.server import dashboard_server
 
     log = tmp_path_factory.mktemp("load_server") / "server.log"
-    scans = tmp_path_factory.mktemp("load_scans")
-    env = {"TICKETNET_CACHE": str(tmp_path_factory.mktemp("load_cache")), "TICKETNET_SCANS": str(scans),
+    scans, cache = tmp_path_factory.mktemp("load_scans"), tmp_path_factory.mktemp("load_cache")
+    env = {"TICKETNET_CACHE": str(cache), "TICKETNET_SCANS": str(scans),
            "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
     with dashboard_server(log, env) as (url, proc):
-        yield LiveServer(url, proc, log, scans)
+        yield LiveServer(url, proc, log, scans, cache)
 
 
 def run(coro):

@@ -86,7 +86,7 @@ def test_garbage_on_the_websocket_closes_that_socket_only(live_server):
 def test_two_hundred_sessions_opened_at_once_and_their_memory_given_back(live_server):
     """200 analysts open the dashboard in the same second, each on a ticket of their own: every one is served, the
     server stays up, and once they have left (and their sessions have outlived server.disconnectedSessionTTL)
-    its memory is back within 10 % of what it was before they came."""
+    its memory is back within 10 % of what it was before they came; no file in its cache is left half-written."""
     from ticketnet.bench.load import procfs
 
     url, log = live_server.url, live_server.log
@@ -115,4 +115,6 @@ def test_two_hundred_sessions_opened_at_once_and_their_memory_given_back(live_se
     after = procfs.tree_rss_mb(live_server.proc.pid)
     print(f"server memory: {before:.0f} MB before, {peak:.0f} MB with 200 sessions, {after:.0f} MB after they left")
     assert after <= 1.10 * before, (before, peak, after)
+    half_written = [p for p in live_server.cache.rglob("*") if p.name.startswith(".") and p.suffix == ".tmp"]
+    assert half_written == []                                          # atomic writes: a file whole, or none
     assert tracebacks(log, start) == []
