@@ -46,3 +46,37 @@ def test_many_phrases_go_to_sampling_and_refusals(router):
         exact_shapley(router.model, torch.tensor(enc.ids), ph, 0)
     with pytest.raises(ValueError, match="unit"):
         exact_shapley(router.model, torch.tensor(enc.ids), ph[:1] and split_phrases("refund", 1), 0, "odds")
+
+
+@pytest.mark.parametrize("unit", ["logit_diff", "prob"])
+def test_sampled_values_are_captums_own_in_one_batched_pass(router, unit):
+    """Captum's ShapleyValueSampling over the same phrases, seed and orders gives the same values (to float
+    rounding of the batches), and the batched estimate sends each distinct coalition once."""
+    from captum.attr import ShapleyValueSampling
+
+    from ticketnet.interpret.interventions.shapley import _values_of, sample_orders
+
+    text = ("Hello, my order arrived, thanks. But the drill is broken, the battery will not charge, the light "
+            "stays red, I tried another socket, and the manual says nothing. Can I return it, or get a new one? "
+            "Also my card was charged twice, please check.")
+    enc = router.encode(text)
+    ids, ph = torch.tensor(enc.ids), split_phrases(text, len(enc.ids))
+    assert len(ph) > EXACT_MAX
+    ours = sampled_shapley(router.model, ids, ph, 1, unit, n_samples=12, seed=5)
+
+    P, toks, sent = len(ph), ids.tolist(), [0]
+
+    def forward(kept):
+        sent[0] += kept.shape[0]
+        return _values_of(router.model, toks, ph, kept > 0.5, 1, unit)
+
+    torch.manual_seed(5)
+    with torch.inference_mode(False):
+        captum = ShapleyValueSampling(forward).attribute(
+            torch.ones(1, P, dtype=torch.float64), baselines=0.0, feature_mask=torch.arange(P)[None], n_samples=12,
+            perturbations_per_eval=P)[0].double()
+    torch.manual_seed(5)
+    assert torch.equal(sample_orders(P, 12, 5), torch.stack([torch.randperm(P) for _ in range(12)]))
+    assert torch.allclose(ours.values, captum, atol=1e-5), (ours.values, captum)
+    assert abs(ours.efficiency_gap) <= 1e-5 and ours.method == "sampling"
+    assert P + 1 <= ours.evaluations <= 12 * P + 1 == sent[0]

@@ -1,4 +1,4 @@
-"""Shapley values of a ticket's phrases: exact by enumeration up to 10 phrases (batched), Captum's sampling beyond."""
+"""Shapley values of a ticket's phrases: exact by enumeration up to 10 phrases, sampled orders beyond, batched."""
 
 from __future__ import annotations
 
@@ -67,14 +67,22 @@ def exact_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], targ
     return PhraseShapley(values, float(f[-1]), float(f[0]), unit, "exact", 2 ** P)
 
 
+def sample_orders(n_phrases: int, n_samples: int, seed: int) -> Tensor:
+    """`n_samples` random orders of the phrases (n_samples, P): the orders Captum's ShapleyValueSampling draws after
+    `torch.manual_seed(seed)` (one `torch.randperm` each), from a generator of their own."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randperm(n_phrases, generator=gen) for _ in range(n_samples)])
+
+
 def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int,
                     unit: str = "logit_diff", n_samples: int = 64, seed: int = 0,
                     memo: ForwardMemo | None = None) -> PhraseShapley:
-    """Shapley values estimated by Captum's ShapleyValueSampling over `n_samples` random phrase orders, one feature
-    per phrase (a feature mask over a 0/1 "kept" vector, baseline 0 = deleted). Each order's marginal contributions
-    add up to f(ticket) − f(empty), so the estimate keeps the efficiency property exactly."""
-    from captum.attr import ShapleyValueSampling
-
+    """Shapley values estimated over `n_samples` random phrase orders (permutation sampling, Captum's
+    ShapleyValueSampling with one feature per phrase, deleted as baseline): phrase i's value is the mean over the
+    orders of f(the phrases before it and i) − f(the phrases before it). Every order's prefixes go through the
+    model in ONE batched pass (distinct ones only, length-sorted), where Captum sends one order at a time; the
+    orders are Captum's (`sample_orders`), so are the values, to float rounding (tested against Captum). Each
+    order's contributions add up to f(ticket) − f(empty), so the estimate keeps the efficiency property exactly."""
     check_eval(model)
     ids = check_ticket(ids)
     check_target(target, model.config.n_classes)
@@ -82,26 +90,23 @@ def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], ta
     _check_phrases(ids, phrases)
     if n_samples < 1:
         raise ValueError(f"n_samples must be at least 1, got {n_samples}")
-    P, toks = len(phrases), ids.tolist()
-    calls = [0]
-
-    def forward(kept: Tensor) -> Tensor:                               # (B, P) of 0/1 -> (B,)
-        calls[0] += kept.shape[0]
-        return _values_of(model, toks, phrases, kept > 0.5, target, unit, memo)
-
-    torch.manual_seed(seed)                                            # Captum draws its orders from torch
-    with torch.inference_mode(False):
-        svs = ShapleyValueSampling(forward)
-        values = svs.attribute(torch.ones(1, P, dtype=torch.float64), baselines=0.0,
-                               feature_mask=torch.arange(P)[None], n_samples=n_samples,
-                               perturbations_per_eval=P)[0].detach().double()
-    ends = _values_of(model, toks, phrases, torch.tensor([[True] * P, [False] * P]), target, unit, memo)
-    return PhraseShapley(values, float(ends[0]), float(ends[1]), unit, "sampling", calls[0])
+    P = len(phrases)
+    orders = sample_orders(P, n_samples, seed)                          # (S, P): orders[s, k] = k-th phrase added
+    rank = torch.empty_like(orders).scatter_(1, orders, torch.arange(P).expand(n_samples, P))   # (S, P) by phrase
+    prefixes = rank[:, None, :] <= torch.arange(P)[None, :, None]      # (S, P, P): after k + 1 phrases, kept?
+    kept = torch.cat([prefixes.reshape(-1, P), torch.zeros(1, P, dtype=torch.bool)])          # and the empty one
+    f = _values_of(model, ids.tolist(), phrases, kept, target, unit, memo)                     # (S·P + 1,)
+    empty = f[-1]
+    after = f[:-1].view(n_samples, P)                                  # f after the k-th phrase of each order
+    before = torch.cat([empty.expand(n_samples, 1), after[:, :-1]], dim=1)
+    values = torch.zeros(P, dtype=torch.float64).index_add_(0, orders.reshape(-1), (after - before).reshape(-1))
+    distinct = len({bytes(row.numpy()) for row in kept})
+    return PhraseShapley(values / n_samples, float(after[0, -1]), float(empty), unit, "sampling", distinct)
 
 
 def phrase_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int, unit: str = "logit_diff",
                    n_samples: int = 64, seed: int = 0, memo: ForwardMemo | None = None) -> PhraseShapley:
-    """Exact Shapley values up to EXACT_MAX phrases, Captum's sampling beyond. `memo`: `batched_logits`'."""
+    """Exact Shapley values up to EXACT_MAX phrases, sampled orders (Captum's) beyond. `memo`: `batched_logits`'."""
     if len(phrases) <= EXACT_MAX:
         return exact_shapley(model, ids, phrases, target, unit, memo)
     return sampled_shapley(model, ids, phrases, target, unit, n_samples, seed, memo)
