@@ -116,6 +116,39 @@ async def analyst_loop(i: int, url: str, tally: Tally, start_at: float, deadline
         await session.close()
 
 
+SPLIT_BUTTON = "Compute interpretation for this split"
+
+
+async def split_session(url: str, at: float, ticket: str, record: dict, timeout: float = 900) -> None:
+    """One more analyst who, at `at`, opens Interpretation and interprets the whole valid split (the heaviest thing
+    a session can ask for); `record` gets when that run started and ended, and its errors."""
+    await asyncio.sleep(max(0.0, at - time.monotonic()))
+    try:
+        async with Session(url, timeout=timeout) as s:
+            first = await s.open("interpretation", f"ticket={ticket}")
+            button = first.widget("button", SPLIT_BUTTON)
+            record["start"] = time.monotonic()
+            run = await s.rerun((button, True))
+            record["end"] = time.monotonic()
+            record["errors"] = run.errors()
+            record["seconds"] = round(record["end"] - record["start"], 2)
+    except (LookupError, ProtocolError, OSError, asyncio.TimeoutError) as exc:
+        record.setdefault("end", time.monotonic())
+        record["errors"] = [f"{type(exc).__name__}: {exc}"]
+
+
+def during(outcomes, window: tuple[float, float] | None) -> dict:
+    """The analysts' p95 per page for actions that began inside `window` and for the others."""
+    if not window:
+        return {}
+    inside = [o for o in outcomes if window[0] <= o.started <= window[1]]
+    outside = [o for o in outcomes if not window[0] <= o.started <= window[1]]
+    pages = dict.fromkeys(o.page for o in outcomes)
+    return {side: {"all": summary([o.seconds for o in group]),
+                   **{p: summary([o.seconds for o in group if o.page == p]) for p in pages}}
+            for side, group in (("during_split_run", inside), ("outside_split_run", outside))}
+
+
 async def sample(pid: int, samples: list[tuple[float, float, float]], stop: asyncio.Event) -> None:
     """(monotonic time, tree RSS MB, tree CPU s) every 0.5 s until `stop`."""
     while not stop.is_set():
@@ -160,6 +193,9 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
     ramp = args.action_interval if args.ramp is None else args.ramp
     tasks = [asyncio.create_task(analyst_loop(i, url, tally, start + ramp * i / sessions, deadline, args, tickets,
                                               corpus)) for i in range(sessions)]
+    heavy: dict = {}
+    if getattr(args, "split_run_at", None) is not None:
+        tasks.append(asyncio.create_task(split_session(url, start + args.split_run_at, sorted(tickets)[7], heavy)))
     hard = args.seconds + ramp + 2 * args.step_timeout + 30
     done, pending = await asyncio.wait(tasks, timeout=hard)
     for t in pending:
@@ -185,6 +221,9 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
         for tb in tracebacks(log, log_start):
             tally.error("server traceback", tb)
 
+    if heavy:
+        for e in heavy.get("errors", []):
+            tally.error("split run", e)
     times = [o.seconds for o in tally.outcomes]
     by_page = {p: summary([o.seconds for o in tally.outcomes if o.page == p]) for p in PAGES
                if corpus or p != "Corpus"}
@@ -218,6 +257,9 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
             report["server"]["rss_mb_after_linger"] = round(samples[-1][1], 1) if samples else None
             report["server"]["rss_after_linger_vs_before"] = (round(samples[-1][1] / rss_idle, 3)
                                                               if samples and rss_idle else None)
+    if heavy:
+        report["split_run"] = {"at_s": args.split_run_at, "seconds": heavy.get("seconds"),
+                               **during(tally.outcomes, (heavy["start"], heavy["end"]) if "start" in heavy else None)}
     report["meets_target"] = meets_target(report, args.target_p95)
     return report
 
@@ -405,6 +447,11 @@ def print_step(r: dict) -> None:
         [(f"  {a}", v) for a, v in r["by_action"].items()]
     for name, v in rows:
         print(f"  {name:32} {v['n']:>5} {_s(v['p50'])} {_s(v['p95'])} {_s(v['max'])}")
+    split = r.get("split_run")
+    if split and "during_split_run" in split:
+        print(f"  a split-wide interpretation from {split['at_s']:.0f} s, {split['seconds']} s long: analysts' p95 "
+              + ", ".join(f"{side.split('_')[0]} {_s(v['all']['p95']).strip()} s (n {v['all']['n']})"
+                          for side, v in split.items() if side.endswith("split_run")))
     print(f"  p95 ≤ target on every page, no error: {'yes' if r['meets_target'] else 'no'}")
     for s in r["error_samples"][:10]:
         print("  !", s)
@@ -444,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "default 0, one server alone")
     ap.add_argument("--workers", type=int, default=0,
                     help="a started server: this many worker processes for its interpretations ($TICKETNET_WORKERS)")
+    ap.add_argument("--split-run-at", type=float, metavar="S",
+                    help="S seconds in, one more session interprets the whole valid split (the analysts' p95 is "
+                         "reported during that run and outside it); use with --cache of an empty folder")
     ap.add_argument("--linger", type=float, default=0,
                     help="seconds to keep sampling the server's memory after the analysts leave (default 0)")
     ap.add_argument("--capacity", action="store_true", help="step the number of analysts (--start/--step/--max)")
