@@ -18,6 +18,7 @@ DATA_ENV = "TICKETNET_DATA"                               # a folder of train/va
 ROUTER_DATA = "data"                                      # a router folder's own splits, written by `train --data FILE`
 THREADS_ENV = "TICKETNET_TORCH_THREADS"                   # intra-op threads per dashboard computation
 WORKERS_ENV = "TICKETNET_WORKERS"                         # worker processes for the dashboard's interpretations
+SPLIT_NICE_ENV = "TICKETNET_SPLIT_NICE"                   # niceness of the dashboard's split-wide runs (0: none)
 CACHE_ENV = "TICKETNET_CACHE"                             # where results outlive a restart (default ~/.cache/ticketnet)
 SCANS_ENV = "TICKETNET_SCANS"                             # the Corpus page's scans and uploads (default artifacts/scans)
 
@@ -89,6 +90,15 @@ def interpret_workers() -> int:
         return max(0, int(os.environ.get(WORKERS_ENV, "").strip() or 0))
     except ValueError:
         return 0
+
+
+def split_nice(default: int = 10) -> int:
+    """Niceness of the dashboard's split-wide runs: $TICKETNET_SPLIT_NICE (0 to 19; 0 runs them like any page),
+    else `default`."""
+    try:
+        return min(19, max(0, int(os.environ.get(SPLIT_NICE_ENV, "").strip() or default)))
+    except ValueError:
+        return default
 
 
 def scans_dir() -> Path:

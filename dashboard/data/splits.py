@@ -138,7 +138,8 @@ def _compute(split: str, kind: str, compute: Callable[[], pd.DataFrame]) -> pd.D
         done = _stored(split, kind)
         if done is not None:
             return done
-        with background_priority() if kind in BACKGROUND_KINDS else contextlib.nullcontext():
+        nice = paths.split_nice() if kind in BACKGROUND_KINDS else 0
+        with background_priority(nice) if nice else contextlib.nullcontext():
             table = compute()
         _split_store().tables[(kind, split, data_stamp(split), weights_stamp())] = table
         store.save_table(store.table_path(kind, split, *_key_hashes(split)), table)

@@ -42,3 +42,14 @@ def test_only_the_calling_thread_and_its_children_go_lower_and_it_comes_back_as_
     assert seen["main"] == nice_of(main_tid) == seen["before"]    # the rest of the process keeps its own
     if os.geteuid() == 0:                                   # raising it back needs the privilege
         assert seen["after"] == seen["before"]
+
+
+def test_the_split_niceness_is_read_from_the_environment_within_bounds(monkeypatch):
+    from ticketnet import paths
+
+    for value, want in (("", 10), ("0", 0), ("5", 5), ("40", 19), ("-3", 0), ("soon", 10)):
+        monkeypatch.setenv(paths.SPLIT_NICE_ENV, value)
+        assert paths.split_nice() == want, value
+    for value, want in (("", 0), ("2", 2), ("-1", 0), ("two", 0)):
+        monkeypatch.setenv(paths.WORKERS_ENV, value)
+        assert paths.interpret_workers() == want, value

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-BACKGROUND_NICE = 10
+BACKGROUND_NICE = 10        # the dashboard's default ($TICKETNET_SPLIT_NICE, ticketnet.paths.split_nice)
 
 
 @contextmanager
