@@ -33,7 +33,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import router_choice, state, ui
-from dashboard.data import model
+from dashboard.data import idle, model
 from ticketnet.paths import ROOT
 
 # The tab icon is an emoji: Streamlit draws it as an inline SVG, where a ":material/…:" icon would be fetched from
@@ -75,3 +75,4 @@ page.run()
 if picks_ticket:
     ui.sidebar()                              # after the page, so a pick made on this run is already shown
 model.warm_model()                            # torch and the model code, in the background once the page is out
+idle.watch_idle()                             # per-ticket results and freed memory given back once everyone has left

@@ -1,0 +1,92 @@
+"""Once every analyst has left: the per-ticket results dropped and the freed memory handed back to the system."""
+
+# The caches are bounded (max_entries), so a busy server's memory levels off; but what they hold, and what the
+# allocator keeps for reuse (ticketnet._runtime.allocator.keep_freed_memory), stays after the last analyst has gone:
+# 0.59 GB at rest became 1.34 GB and stayed there after 30 minutes of 20 analysts (docs/performance.md). A server
+# idle for IDLE_S seconds drops the per-ticket caches (inspections, interpretations, chart specs, the tables
+# st.cache_data copies out) and trims the heap; the router, the split-wide tables and the results on disk stay, so
+# the next analyst waits only for the ticket they open.
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from collections.abc import Callable
+
+import streamlit as st
+
+IDLE_S = 120.0           # no websocket connected for this long (sessions themselves go 30 s after theirs closed)
+CHECK_S = 5.0
+
+
+def connected_sessions() -> int | None:
+    """Sessions with a live websocket on this server; None when it cannot be read (no server, another Runtime)."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    manager = getattr(Runtime.instance(), "_session_mgr", None)        # no public count in Streamlit 1.67
+    try:
+        return int(manager.num_active_sessions())
+    except (AttributeError, TypeError):
+        return None
+
+
+def release_idle_memory() -> None:
+    """Drop the per-ticket results and hand the freed memory back (glibc malloc_trim)."""
+    from dashboard.data import ticket
+    from ticketnet._runtime.allocator import release_freed_memory
+
+    st.cache_data.clear()
+    for cached in (ticket.removal_variants, ticket.forward_memo):
+        cached.clear()
+    gc.collect()
+    release_freed_memory()
+
+
+class IdleWatch:
+    """Calls `release` once after `idle_s` seconds with no session connected (`count`), again only after analysts
+    have come back and gone again. `step(now)` does one check; `run` checks every `check_s` seconds forever."""
+
+    def __init__(self, count: Callable[[], int | None], release: Callable[[], None], idle_s: float = IDLE_S,
+                 check_s: float = CHECK_S) -> None:
+        self.count, self.release, self.idle_s, self.check_s = count, release, idle_s, check_s
+        self.idle_since: float | None = None
+        self.released = False
+        self.releases = 0
+
+    def step(self, now: float) -> None:
+        n = self.count()
+        if n is None or n > 0:
+            self.idle_since, self.released = None, False
+            return
+        if self.idle_since is None:
+            self.idle_since = now
+        if not self.released and now - self.idle_since >= self.idle_s:
+            self.release()
+            self.released, self.releases = True, self.releases + 1
+
+    def run(self) -> None:
+        while True:
+            time.sleep(self.check_s)
+            try:
+                self.step(time.monotonic())
+            except Exception:                  # noqa: BLE001 - a failed release must never end the watch
+                self.released = True
+
+
+@st.cache_resource(show_spinner=False)
+def _watch() -> threading.Thread:
+    watch = IdleWatch(connected_sessions, release_idle_memory)
+    thread = threading.Thread(target=watch.run, name="ticketnet-idle-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def watch_idle() -> None:
+    """Once per server process: start the watch (a no-op on later calls and under AppTest, which has no visitors)."""
+    from dashboard.data import model
+
+    if model._serving():                  # noqa: SLF001 - the one test of "a real server" the data layer has
+        _watch()

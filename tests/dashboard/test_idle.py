@@ -1,0 +1,45 @@
+"""The idle watch: memory given back once no session has been connected for a while, once per quiet spell."""
+
+from __future__ import annotations
+
+from dashboard.data.idle import IdleWatch, connected_sessions
+
+
+def test_it_releases_once_per_quiet_spell_and_never_while_anyone_is_connected():
+    counts = iter([2, 0, 0, 0, 0, 1, 0, 0, None, 0, 0])
+    released = []
+    watch = IdleWatch(lambda: next(counts), lambda: released.append(True), idle_s=10)
+    times = [0, 5, 9, 16, 30, 40, 41, 52, 60, 61, 75]
+    log = []
+    for t in times:
+        watch.step(t)
+        log.append(watch.releases)
+    # idle from 5: released at 16 (11 s), not again at 30; someone at 40; idle again from 41: released at 52;
+    # an unreadable count (None) counts as not idle, so the next quiet spell starts at 61 and is 14 s at 75
+    assert log == [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 3]
+
+
+def test_a_failing_release_does_not_end_the_watch(monkeypatch):
+    calls = []
+
+    def boom():
+        calls.append(1)
+        raise RuntimeError("no")
+
+    watch = IdleWatch(lambda: 0, boom, idle_s=0, check_s=0)
+    sleeps = iter([None, None, KeyboardInterrupt])
+
+    def fake_sleep(_s):
+        step = next(sleeps)
+        if step is KeyboardInterrupt:
+            raise KeyboardInterrupt
+    monkeypatch.setattr("dashboard.data.idle.time.sleep", fake_sleep)
+    try:
+        watch.run()
+    except KeyboardInterrupt:
+        pass
+    assert calls == [1] and watch.released                   # tried once, then left alone for this quiet spell
+
+
+def test_no_server_no_count():
+    assert connected_sessions() is None
