@@ -39,7 +39,7 @@ def capacity_svg(reports: Mapping[str, Mapping], target_s: float = 1.0) -> str:
 
     plt.rcParams["svg.hashsalt"] = "ticketnet"                       # stable ids: the same input, the same file
     plt.rcParams["svg.fonttype"] = "none"                            # text as text: small, selectable
-    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(10.5, 4.6), dpi=100)
     try:
         for i, (label, report) in enumerate(reports.items()):
             pts = curve_points(report)
@@ -56,7 +56,7 @@ def capacity_svg(reports: Mapping[str, Mapping], target_s: float = 1.0) -> str:
         ax.set_ylabel("action time, s (message sent → run finished)")
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)   # beside, never on a curve
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None})
