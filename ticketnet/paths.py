@@ -75,30 +75,30 @@ def cache_dir() -> Path:
     return _env_path(CACHE_ENV) or Path.home() / ".cache" / "ticketnet"
 
 
+def _int_env(name: str, default: int, low: int, high: int | None = None) -> int:
+    """$`name` as an integer clamped to [low, high], else `default` when it is unset, empty or not an integer."""
+    try:
+        value = int(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return max(low, value if high is None else min(high, value))
+
+
 def torch_threads() -> int:
     """Intra-op threads per dashboard computation: $TICKETNET_TORCH_THREADS (a positive integer), else 1."""
-    try:
-        return max(1, int(os.environ.get(THREADS_ENV, "").strip() or 1))
-    except ValueError:
-        return 1
+    return _int_env(THREADS_ENV, 1, 1)
 
 
 def interpret_workers() -> int:
     """Worker processes that run a dashboard server's interpretations: $TICKETNET_WORKERS (an integer ≥ 0), else 0,
     every interpretation in the server's own process."""
-    try:
-        return max(0, int(os.environ.get(WORKERS_ENV, "").strip() or 0))
-    except ValueError:
-        return 0
+    return _int_env(WORKERS_ENV, 0, 0)
 
 
 def split_nice(default: int = 10) -> int:
     """Niceness of the dashboard's split-wide runs: $TICKETNET_SPLIT_NICE (0 to 19; 0 runs them like any page),
     else `default`."""
-    try:
-        return min(19, max(0, int(os.environ.get(SPLIT_NICE_ENV, "").strip() or default)))
-    except ValueError:
-        return default
+    return _int_env(SPLIT_NICE_ENV, default, 0, 19)
 
 
 def scans_dir() -> Path:
