@@ -100,8 +100,8 @@ def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], ta
     after = f[:-1].view(n_samples, P)                                  # f after the k-th phrase of each order
     before = torch.cat([empty.expand(n_samples, 1), after[:, :-1]], dim=1)
     values = torch.zeros(P, dtype=torch.float64).index_add_(0, orders.reshape(-1), (after - before).reshape(-1))
-    distinct = len({bytes(row.numpy()) for row in kept})
-    return PhraseShapley(values / n_samples, float(after[0, -1]), float(empty), unit, "sampling", distinct)
+    return PhraseShapley(values / n_samples, float(after[0, -1]), float(empty), unit, "sampling",
+                         torch.unique(kept, dim=0).shape[0])
 
 
 def phrase_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int, unit: str = "logit_diff",
