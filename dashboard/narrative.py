@@ -330,8 +330,8 @@ def shapley_sentence(method: str, n_phrases: int, evaluations: int, samples: int
                 f"{exact_max} phrases).")
     return (f"Sampled Shapley values: {n_phrases} phrases are more than the {exact_max} enumerated exactly, so "
             f"{samples} random phrase orders were drawn (Captum's ShapleyValueSampling orders, {evaluations} distinct "
-            "coalitions through the model in one batch); they still add up exactly to the ticket's value minus the "
-            "empty ticket's.")
+            "coalitions sent through the model together, in length-sorted batches); they still add up exactly to the "
+            "ticket's value minus the empty ticket's.")
 
 
 DIRECTION_WORDS = {"a→b": "from the ticket into the edit", "b→a": "from the edit into the ticket"}

@@ -80,7 +80,7 @@ def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], ta
     """Shapley values estimated over `n_samples` random phrase orders (permutation sampling, Captum's
     ShapleyValueSampling with one feature per phrase, deleted as baseline): phrase i's value is the mean over the
     orders of f(the phrases before it and i) − f(the phrases before it). Every order's prefixes go through the
-    model in ONE batched pass (distinct ones only, length-sorted), where Captum sends one order at a time; the
+    model together (distinct ones only, in length-sorted batches), where Captum sends one order at a time; the
     orders are Captum's (`sample_orders`), so are the values, to float rounding (tested against Captum). Each
     order's contributions add up to f(ticket) − f(empty), so the estimate keeps the efficiency property exactly."""
     check_eval(model)
