@@ -49,7 +49,7 @@ def test_many_phrases_go_to_sampling_and_refusals(router):
 
 
 @pytest.mark.parametrize("unit", ["logit_diff", "prob"])
-def test_sampled_values_are_captums_own_in_one_batched_pass(router, unit):
+def test_sampled_values_are_captums_own_with_the_prefixes_sent_together(router, unit):
     """Captum's ShapleyValueSampling over the same phrases, seed and orders gives the same values (to float
     rounding of the batches), and the batched estimate sends each distinct coalition once."""
     from captum.attr import ShapleyValueSampling
