@@ -106,3 +106,35 @@ def test_counterfactuals_of_another_ticket_are_refused():
     other = interpret_ticket(router, "w3 w5 w7")
     with pytest.raises(ValueError, match="counterfactuals of 3 tokens"):
         interpret_ticket(router, "w3 w5 w7 w9", counterfactuals=other.counterfactuals)
+
+
+def test_eraser_of_the_chosen_signals_later_equals_the_rows_of_a_full_run():
+    """A page that interprets without ERASER and scores only the signals it shows gets the full run's rows for them,
+    phrase signals too; a signal scored earlier costs no forward pass the second time (the memo)."""
+    from ticketnet.interpret import eraser_table
+
+    router = make_router()
+    text = "w3 w5, w7 w9 but w11 w13. unknownword w2 and w4 w6"
+    full = interpret_ticket(router, text, target=1)
+    memo: dict = {}
+    bare = interpret_ticket(router, text, target=1, eraser_signals=(), memo=memo)
+    assert len(bare.eraser) == 0 and len(bare.aopc) == 0
+    assert not bare.scores["metric"].isin(["comprehensiveness", "sufficiency"]).any()
+    assert bare.agreement.equals(full.agreement)
+    chosen = ("rollout", "phrase shapley", "random", "integrated gradients")
+    got = eraser_table(router.model, bare, chosen, memo=memo)
+    want = full.eraser[full.eraser.signal.isin(chosen)].reset_index(drop=True)
+    assert list(got.signal.unique()) == [s for s in full.eraser.signal.unique() if s in chosen]
+    assert got[["signal", "fraction", "k"]].equals(want[["signal", "fraction", "k"]])
+    for m in ("comprehensiveness", "sufficiency"):
+        assert (got[m] - want[m]).abs().max() <= 1e-6, m
+    size = len(memo)
+    again = eraser_table(router.model, bare, chosen[:2], memo=memo)
+    assert len(memo) == size and again.equals(got[got.signal.isin(chosen[:2])].reset_index(drop=True))
+    assert len(eraser_table(router.model, bare, (), memo=memo)) == 0
+    with pytest.raises(ValueError, match="no signal 'b9 h9'"):
+        eraser_table(router.model, bare, ("b9 h9",))
+    only = interpret_ticket(router, text, target=1, eraser_signals=chosen)
+    assert set(only.aopc.signal) == set(chosen)
+    one = interpret_ticket(router, "w4", eraser_signals=())
+    assert len(eraser_table(router.model, one, ("rollout",))) == 0

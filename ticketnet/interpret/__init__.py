@@ -40,7 +40,8 @@ _LAZY = {
     "evidence_mask": "metrics.evidence", "evidence_recovery": "metrics.evidence", "TicketScores": "metrics.scores",
     "score_ticket": "metrics.scores", "SPLIT_ERASER_SIGNALS": "split", "SplitOptions": "split",
     "interpret_split": "split", "mean_aopc": "results", "values_of": "results", "long_frame": "results",
-    "TicketInterpretation": "ticket", "interpret_ticket": "ticket", "PHRASE_SHAPLEY_SAMPLES": "ticket",
+    "TicketInterpretation": "ticket", "interpret_ticket": "ticket", "eraser_table": "ticket",
+    "PHRASE_SHAPLEY_SAMPLES": "ticket",
     "DISAGREEMENT": "signals", "RANDOM": "signals", "ROLLOUT": "signals", "TAU": "signals",
     "Disagreements": "metrics.disagreement", "effect_disagreements": "metrics.disagreement",
 }

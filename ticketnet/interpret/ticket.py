@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -42,7 +43,7 @@ class TicketInterpretation(RoutedTicket):
     signals: dict[str, Tensor]          # name (signals.py) -> (n,) token scores; removal is the causal reference
     agreement: pd.DataFrame             # signal, kendall_tau, spearman, top3_overlap vs removal
     random_tau: Tensor                  # (n_draws,) τ of random rankings vs removal: the chance band
-    eraser: pd.DataFrame                # signal, fraction, k, comprehensiveness, sufficiency
+    eraser: pd.DataFrame                # signal, fraction, k, comprehensiveness, sufficiency (of eraser_signals)
     aopc: pd.DataFrame                  # signal, comprehensiveness, sufficiency
     evidence: pd.DataFrame | None       # signal, auprc, token_f1, gold_tokens, base_rate; None without evidence
     per_token: pd.DataFrame             # position, token, one column per signal, removal TV, unk TV
@@ -53,6 +54,7 @@ class TicketInterpretation(RoutedTicket):
     note: str = ""                      # why some parts are empty, or other caveats to show
     scores: pd.DataFrame | None = None  # the long table: ticket_id (None), signal, metric, value
     phrase_shapley_method: str = ""     # "exact" or "sampling"; "" without phrase signals
+    seed: int = 0                       # of the random signal and the chance band
 
     @property
     def n(self) -> int:
@@ -81,11 +83,38 @@ def _eraser_probs(model, ids: Tensor, scores: TicketScores, target: int,
     return p[:-1], p[-1]
 
 
+def _eraser_parts(model, ids: Tensor, everything: dict[str, Tensor], target: int, names: Sequence[str] | None,
+                  memo: ForwardMemo | None) -> pd.DataFrame:
+    """ERASER rows of the signals in `everything` named in `names` (None: all), in `everything`'s order. The phrase
+    signals' variants go through a forward pass of their own, as in the split-wide run."""
+    chosen = [k for k in everything if names is None or k in names]
+    phrase_names = [k for k in chosen if k in sig.PHRASE_SIGNALS]
+    usual = [k for k in chosen if k not in phrase_names]
+    parts = [score_ticket(None, ids, everything, None, eraser=group) for group in (usual, phrase_names) if group]
+    tables = [part.eraser_table(*_eraser_probs(model, ids, part, target, memo)) for part in parts if part.plan]
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(ERASER_COLUMNS))
+
+
+def eraser_table(model, ti: "TicketInterpretation", names: Sequence[str],
+                 memo: ForwardMemo | None = None) -> pd.DataFrame:
+    """ERASER rows (signal, fraction, k, comprehensiveness, sufficiency) of the named signals of `ti` (its
+    `signals` and "random"), as `interpret_ticket` gives them with `eraser_signals=names`: for a caller that
+    computed the interpretation without ERASER and scores only the signals it shows. Empty for a one-token ticket."""
+    everything = {**ti.signals, sig.RANDOM.name: random_signal(ti.n, ti.seed)}
+    unknown = [k for k in names if k not in everything]
+    if unknown:
+        raise ValueError(f"no signal {unknown[0]!r} in this interpretation; it has {', '.join(everything)}")
+    if ti.counterfactuals is None or not names:
+        return pd.DataFrame(columns=list(ERASER_COLUMNS))
+    return _eraser_parts(model, ti.ids, everything, ti.target, list(names), memo)
+
+
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",
                      ig_steps: int = 64, n_draws: int = 200, seed: int = 0,
                      inspection: Inspection | None = None, phrases: bool = True,
                      counterfactuals: Counterfactuals | None = None,
-                     memo: ForwardMemo | None = None) -> TicketInterpretation:
+                     memo: ForwardMemo | None = None,
+                     eraser_signals: Sequence[str] | None = None) -> TicketInterpretation:
     """Interpret one ticket: counterfactual effects, attention signals, gradients, phrase signals (`phrases`),
     agreement, ERASER, evidence.
 
@@ -98,6 +127,9 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     switching the target team recomputes only the rest: `counterfactuals`, the ticket's `counterfactual_probs`, and
     `memo`, a dict of the logits of every variant sent through the model (phrase coalitions, ERASER's variants),
     which this call reads and fills.
+
+    `eraser_signals` names the signals ERASER scores (None: every one, "random" included; (): none, and no AOPC
+    rows in `scores`); `eraser_table` adds others later from the result.
     """
     model = router.model
     check_eval(model)
@@ -160,14 +192,9 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         effect = signals[sig.REMOVAL.name]
         others = [k for k in signals if k != sig.REMOVAL.name]
         everything = {**signals, sig.RANDOM.name: random_signal(n, seed)}
-        # Phrase variants go through a forward pass of their own, as in the split-wide run.
-        phrase_names = [k for k in sig.PHRASE_SIGNALS if k in signals]
-        usual = [k for k in everything if k not in phrase_names]
-        scored = score_ticket(None, ids, everything, effect, agreement=others, eraser=usual,
+        scored = score_ticket(None, ids, everything, effect, agreement=others,
                               evidence=list(signals) if gold is not None else (), gold=gold)
-        phrase = score_ticket(None, ids, everything, None, eraser=phrase_names)
-        table = pd.concat([part.eraser_table(*_eraser_probs(model, ids, part, target, memo))
-                           for part in (scored, phrase) if part.plan], ignore_index=True)
+        table = _eraser_parts(model, ids, everything, target, eraser_signals, memo)
         rows = list(scored.rows)
         agreement = _agreement(scored.rows)
         random_tau = random_tau_baseline(effect, n_draws, seed)
@@ -192,7 +219,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
         counterfactuals=cf, signals=signals, agreement=agreement, random_tau=random_tau, eraser=table,
         aopc=aopc_table, evidence=evidence_table, per_token=per_token, patterns=patterns, differences=differences,
         ig=ig, truncated=enc.truncated, note="; ".join(notes), scores=long_frame(rows),
-        phrase_shapley_method=method)
+        phrase_shapley_method=method, seed=seed)
 
 
 def _agreement(rows: list[Row]) -> pd.DataFrame:

@@ -35,11 +35,12 @@ def _start(threads: int) -> None:
 
 
 def interpret_in_worker(weights: str, stamp: tuple, text: str, target: int | None, evidence: str,
-                        whole_thread: bool) -> TicketInterpretation:
+                        whole_thread: bool, phrases: bool = True,
+                        eraser_signals: tuple[str, ...] | None = None) -> TicketInterpretation:
     """`interpret_ticket` of `text` on the router at `weights` (its files' `stamp` keys the worker's copy)."""
     r = replace(_router(weights, stamp), whole_thread=whole_thread)
-    return interpret_ticket(r, text, target=target, evidence=evidence,
-                            memo=_memo(weights, stamp, text, whole_thread))
+    return interpret_ticket(r, text, target=target, evidence=evidence, phrases=phrases,
+                            eraser_signals=eraser_signals, memo=_memo(weights, stamp, text, whole_thread))
 
 
 def _ready(weights: str, stamp: tuple) -> bool:
@@ -63,8 +64,10 @@ class InterpretPool:
         return [self._pool.submit(_ready, weights, stamp) for _ in range(self.workers)]
 
     def submit(self, weights: str, stamp: tuple, text: str, target: int | None = None, evidence: str = "",
-               whole_thread: bool = False) -> Future:
-        return self._pool.submit(interpret_in_worker, weights, stamp, text, target, evidence, whole_thread)
+               whole_thread: bool = False, phrases: bool = True,
+               eraser_signals: tuple[str, ...] | None = None) -> Future:
+        return self._pool.submit(interpret_in_worker, weights, stamp, text, target, evidence, whole_thread, phrases,
+                                 eraser_signals)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
