@@ -52,7 +52,7 @@ class _Unvalidated:
         return self.chart.to_dict(validate=False)
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@st.cache_data(show_spinner=False, max_entries=512, ttl=model.TICKET_TTL_S)
 def _spec(name: str, _builder: Callable, args: tuple, kwargs: dict) -> dict:
     return _altair_to_spec(_Unvalidated(_builder(*args, **kwargs)))
 
@@ -431,6 +431,42 @@ def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
 
 
 # -- route interventions: one unit toggle per page, effects printed without "0.00" -------------------------------------
+PHRASE_SIGNALS_KEY = "phrase_signals"     # the toggle's key; ?phrases=1 in the URL
+
+
+def _phrase_signals_switched(joining: Sequence[str], leaving: Sequence[str], single: Sequence[str]) -> None:
+    """The phrase signals join the `joining` multiselects when switched on; switched off, they leave those and
+    `leaving`, and a `single` select holding one falls back to its default (a widget keeps its value when its
+    options change, and a value outside them is an error)."""
+    from ticketnet.interpret.signals import PHRASE_SIGNALS
+
+    on = bool(st.session_state.get(PHRASE_SIGNALS_KEY, False))
+    for key in (*joining, *leaving):
+        if key in st.session_state:
+            kept = [s for s in st.session_state[key] if s not in PHRASE_SIGNALS]
+            st.session_state[key] = kept + (list(PHRASE_SIGNALS) if on and key in joining else [])
+    for key in single:
+        if not on and st.session_state.get(key) in PHRASE_SIGNALS:
+            del st.session_state[key]
+
+
+def phrase_signals_toggle(joining: Sequence[str] = (), leaving: Sequence[str] = (),
+                          single: Sequence[str] = ()) -> bool:
+    """Whether to compute the phrase signals (phrase deletion, phrase Shapley), mirrored in the URL as ?phrases=1.
+
+    They delete every phrase and, up to 10 phrases, every coalition of them (1,024 passes): on a long ticket more
+    than the rest of the Interpretation page together, so they are computed when asked for. The keys name the
+    widgets whose choices follow the switch (`_phrase_signals_switched`)."""
+    on = st.toggle("Phrase signals", key=PHRASE_SIGNALS_KEY, on_change=_phrase_signals_switched,
+                   args=(tuple(joining), tuple(leaving), tuple(single)),
+                   value=state.url_default(PHRASE_SIGNALS_KEY, "phrases", lambda raw: raw.strip() == "1" or None, False),
+                   help="Add two signals that score each token by its phrase: the phrase deleted, and its Shapley "
+                        "value over phrase coalitions (exact up to 10 phrases, else sampled). They join the charts "
+                        "and the agreement, ERASER and evidence tables.")
+    state.write_choice("phrases", "1" if on else None)
+    return on
+
+
 def unit_toggle(key: str, team: str) -> str:
     """The effect unit of every intervention view below it (logit difference by default, or probability), and a
     caption saying which one the page shows."""

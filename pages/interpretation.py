@@ -43,7 +43,9 @@ target = t1.selectbox("Target team (whose probability the effects follow)", rang
                       format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
                       key=f"target_{text_key}")
 state.write_choice("target", None if target == predicted else teams[target])
-ti = ticket.interpretation(pick.text, target, pick.evidence, pick.whole_thread)
+with t2:
+    with_phrases = ui.phrase_signals_toggle(("eraser_signals",), ("signals_shown",), ("focus_signal",))
+ti = ticket.interpretation(pick.text, target, pick.evidence, pick.whole_thread, with_phrases)
 read = ins.encoded.text                            # what the router reads: the new message of an e-mail ticket
 team = teams[target]
 if ti.note:
@@ -166,17 +168,23 @@ if has_effect:
                "is a random ordering every signal should beat.")
     # Phrase deletion and phrase Shapley are token signals of the interpretation (each token carries its phrase's
     # score), beside the single-token ones: the same rows the split-wide run averages (docs/model-card.md).
-    eraser_table = ti.eraser
-    e_signals = st.multiselect("Signals", sorted(set(eraser_table["signal"])), key="eraser_signals",
-                               default=[s for s in ERASER_DEFAULT if s in set(eraser_table["signal"])])
-    # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
-    # sufficiency column was cut off.
-    ui.chart(charts.eraser_chart, eraser_table, e_signals or None)
-    st.caption(md_escape(narrative.phrase_signal_sentence(ti.phrase_shapley_method, PHRASE_SHAPLEY_SAMPLES)))
-    st.dataframe(narrative.tidy_numbers(aopc(eraser_table), 3), hide_index=True, column_config={
-        signals.COMPREHENSIVENESS: st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
-        signals.SUFFICIENCY: st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
-    ui.csv_download(eraser_table, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
+    e_options = sorted([*ti.signals, signals.RANDOM.name])
+    e_signals = st.multiselect("Signals (each one chosen is scored)", e_options, key="eraser_signals",
+                               default=[s for s in (*ERASER_DEFAULT, *signals.PHRASE_SIGNALS) if s in e_options])
+    if not e_signals:
+        st.info("Choose at least one signal to score.", icon=":material/checklist:")
+    else:
+        eraser_table = ticket.eraser(pick.text, target, pick.evidence, pick.whole_thread, with_phrases,
+                                     tuple(sorted(e_signals)))
+        # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
+        # sufficiency column was cut off.
+        ui.chart(charts.eraser_chart, eraser_table, e_signals)
+        if with_phrases:
+            st.caption(md_escape(narrative.phrase_signal_sentence(ti.phrase_shapley_method, PHRASE_SHAPLEY_SAMPLES)))
+        st.dataframe(narrative.tidy_numbers(aopc(eraser_table), 3), hide_index=True, column_config={
+            signals.COMPREHENSIVENESS: st.column_config.NumberColumn("AOPC comprehensiveness ↑", format="%.3f"),
+            signals.SUFFICIENCY: st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
+        ui.csv_download(eraser_table, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
 
 # -- evidence -------------------------------------------------------------------------------------------------------
 if ti.evidence is not None:

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard.data.model import cached_on_weights, router, weights_path, weights_stamp
+from dashboard.data.model import TICKET_TTL_S, cached_on_weights, router, weights_path, weights_stamp
 from ticketnet.data.thread import ThreadSplit, split_thread
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=256, ttl=TICKET_TTL_S)
 def thread(text: str) -> ThreadSplit:
     """The ticket cut into its new message and what the router sets aside (quoted history, signature), once per
     text: every page's header and the picked ticket ask for it on every run."""
@@ -25,7 +25,7 @@ def reader(whole_thread: bool = False):
     return replace(r, whole_thread=True) if whole_thread else r
 
 
-@cached_on_weights(show_spinner="Running the ticket through the from-scratch attention…", max_entries=256)
+@cached_on_weights(show_spinner="Running the ticket through the from-scratch attention…", max_entries=256, ttl=TICKET_TTL_S)
 def inspection(text: str, whole_thread: bool = False):
     """ticketnet.inspect_ticket for this text, computed once per text (block/query changes reuse it); the whole
     thread read with `whole_thread`, else the new message only."""
@@ -50,7 +50,7 @@ def interpret_pool():
     return pool
 
 
-@cached_on_weights(max_entries=128, resource=True)
+@cached_on_weights(max_entries=128, ttl=TICKET_TTL_S, resource=True)
 def removal_variants(text: str, whole_thread: bool = False):
     """The ticket's counterfactual_probs (it and its one-token variants), shared by every target team's run."""
     import torch
@@ -63,27 +63,41 @@ def removal_variants(text: str, whole_thread: bool = False):
     return counterfactual_probs(r.model, ids, r.vocab.stoi.get("<unk>", UNK_ID)) if ids.numel() >= 2 else None
 
 
-@cached_on_weights(max_entries=64, resource=True)
+@cached_on_weights(max_entries=64, ttl=TICKET_TTL_S, resource=True)
 def forward_memo(text: str, whole_thread: bool = False) -> dict:
     """The logits of the ticket's variants sent through the model so far (phrase coalitions, ERASER's), one dict per
     text and weights shared by every session and target team: a switch of team sends only new variants."""
     return {}
 
 
-@cached_on_weights(show_spinner="Measuring what each token does (removal, <unk>, gradients, ERASER)…", max_entries=128)
-def interpretation(text: str, target: int | None = None, evidence: str = "", whole_thread: bool = False):
-    """ticketnet.interpret.interpret_ticket, once per (text, target, evidence, whole_thread); what does not depend
-    on the target (removal variants, variant logits) once per (text, whole_thread)."""
+@cached_on_weights(show_spinner="Measuring what each token does (removal, <unk>, gradients)…", max_entries=128, ttl=TICKET_TTL_S)
+def interpretation(text: str, target: int | None = None, evidence: str = "", whole_thread: bool = False,
+                   phrases: bool = False):
+    """ticketnet.interpret.interpret_ticket without ERASER (`eraser` scores the signals a page shows), with the
+    phrase signals when `phrases`; once per (text, target, evidence, whole_thread, phrases). What does not depend on
+    the target (removal variants, variant logits) is computed once per (text, whole_thread)."""
     from ticketnet.interpret import interpret_ticket
 
     pool = interpret_pool()
     if pool is not None:                   # another process: this server's sessions keep its interpreter lock
-        return pool.submit(str(weights_path()), weights_stamp(), text, target, evidence or "", whole_thread).result()
+        return pool.submit(str(weights_path()), weights_stamp(), text, target, evidence or "", whole_thread,
+                           phrases, ()).result()
     r = reader(whole_thread)
     # Captum's gradient attributions register forward hooks on the model's embedding layer while they run, and a
     # hook on the shared model would fire inside other sessions' forward passes ("size of tensor a (28) must match
     # the size of tensor b (41)"). They get a private copy of the model (about 8 ms).
     return interpret_ticket(replace(r, model=copy.deepcopy(r.model)), text, target=target, evidence=evidence or "",
-                            inspection=inspection(text, whole_thread),
+                            inspection=inspection(text, whole_thread), phrases=phrases, eraser_signals=(),
                             counterfactuals=removal_variants(text, whole_thread),
                             memo=forward_memo(text, whole_thread))
+
+
+@cached_on_weights(show_spinner="Scoring the chosen signals with ERASER…", max_entries=256, ttl=TICKET_TTL_S)
+def eraser(text: str, target: int, evidence: str, whole_thread: bool, phrases: bool, names: tuple[str, ...]):
+    """ERASER rows of the signals `names` of `interpretation(text, target, evidence, whole_thread, phrases)`
+    (ticketnet.interpret.eraser_table): only what the page shows is scored, and the ticket's forward memo keeps the
+    variants of signals scored before."""
+    from ticketnet.interpret import eraser_table
+
+    ti = interpretation(text, target, evidence, whole_thread, phrases)
+    return eraser_table(reader(whole_thread).model, ti, names, memo=forward_memo(text, whole_thread))

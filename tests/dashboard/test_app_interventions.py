@@ -256,7 +256,14 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     assert "Exact Shapley values: all 16 coalitions of the 4 phrases" in _captions(at)
     assert len(_table(at, "flips")) == 6                                                 # every pair of 4 phrases
 
-    # The phrase signals sit in the page's ERASER and evidence tables, beside single-token deletion.
+    # The phrase signals are computed when asked for; then they sit in the page's ERASER and evidence tables, beside
+    # single-token deletion, and in the URL.
+    shown = _table(at, "comprehensiveness").set_index("signal")
+    assert {"removal", "rollout"} <= set(shown.index) and not {"phrase deletion", "phrase shapley"} & set(shown.index)
+    assert "phrase shapley" not in at.multiselect(key="eraser_signals").options
+    at.toggle(key="phrase_signals").set_value(True).run()
+    _ok(at)
+    assert at.query_params["phrases"] == ["1"] or at.query_params["phrases"] == "1"
     ids = _ids(router, row["text"])
     target = int(router.predict_texts([row["text"]])[0].argmax())
     phrases = split_phrases(row["text"], ids.numel())
@@ -278,6 +285,14 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     _ok(at)
     _phrase_checks(at, router, row["text"], "prob", "exact")
     assert "Score: p(payments)" in _captions(at)
+
+    at.selectbox(key="focus_signal").set_value("phrase shapley").run()                   # then switched off again
+    _ok(at)
+    at.toggle(key="phrase_signals").set_value(False).run()
+    _ok(at)
+    assert "phrases" not in at.query_params and at.selectbox(key="focus_signal").value == "rollout"
+    assert not set(PHRASES := ("phrase deletion", "phrase shapley")) & set(at.multiselect(key="eraser_signals").value)
+    assert not set(PHRASES) & set(_table(at, "kendall_tau")["signal"])
 
 
 def test_a_ticket_of_many_phrases_gets_sampled_shapley_and_says_so(app_env, router, many_phrases_ticket):
