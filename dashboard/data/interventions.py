@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 
 from dashboard.data import splits
-from dashboard.data.model import cached_on_weights, router
+from dashboard.data.model import TICKET_TTL_S, cached_on_weights, router
 from dashboard.data.ticket import inspection
 from ticketnet.interpret import (
     ContrastPatching,
@@ -42,13 +42,13 @@ def _ids(text: str, whole_thread: bool = False) -> torch.Tensor:
 
 
 # -- attention edges ------------------------------------------------------------------------------------------------
-@cached_on_weights(max_entries=256)
+@cached_on_weights(max_entries=256, ttl=TICKET_TTL_S)
 def knockout_row(text: str, block: int, head: int, query: int, target: int, whole_thread: bool = False) -> Knockout:
     """Every edge of one query row of one head cut in turn (block, head 0-based): `edge_knockout`, cached."""
     return edge_knockout(router().model, _ids(text, whole_thread), block, head, query, target)
 
 
-@cached_on_weights(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64)
+@cached_on_weights(show_spinner="Cutting every attention edge of each head in turn…", max_entries=64, ttl=TICKET_TTL_S)
 def effect_maps(text: str, block: int, target: int, whole_thread: bool = False) -> list[Knockout]:
     """Each head's full effect map of `block` (0-based), one `Knockout` per head; tickets up to MAP_MAX_N tokens."""
     model = router().model
@@ -68,7 +68,7 @@ def valid_head_means() -> torch.Tensor:
     return _head_means(MEANS_SPLIT, splits.data_stamp(MEANS_SPLIT))
 
 
-@cached_on_weights(max_entries=128)
+@cached_on_weights(max_entries=128, ttl=TICKET_TTL_S)
 def ablation(text: str, target: int, mode: str, whole_thread: bool = False) -> pd.DataFrame:
     """`head_ablation` of the ticket, zero or mean (means over the valid split), cached."""
     means = valid_head_means() if mode == "mean" else None
@@ -76,7 +76,7 @@ def ablation(text: str, target: int, mode: str, whole_thread: bool = False) -> p
 
 
 # -- a ticket against an edit ------------------------------------------------------------------------------------------
-@cached_on_weights(show_spinner="Patching every head and residual position, both ways…", max_entries=64)
+@cached_on_weights(show_spinner="Patching every head and residual position, both ways…", max_entries=64, ttl=TICKET_TTL_S)
 def contrast(text_a: str, text_b: str, target: int, whole_thread: bool = False) -> ContrastPatching:
     """`contrast_patching` of the ticket (a) against the edit (b) for the target team, cached per pair; both read
     whole with `whole_thread`."""
@@ -101,7 +101,7 @@ class PhraseResults:
         return self.deletions[self.deletions.kind == "pair"].reset_index(drop=True)
 
 
-@cached_on_weights(show_spinner="Deleting each phrase and each pair, and the phrases' Shapley values…", max_entries=128)
+@cached_on_weights(show_spinner="Deleting each phrase and each pair, and the phrases' Shapley values…", max_entries=128, ttl=TICKET_TTL_S)
 def phrases(text: str, target: int, unit: str = "logit_diff", whole_thread: bool = False) -> PhraseResults:
     """The ticket's phrases with their deletions (singles and pairs), redundant pairs and Shapley values in `unit`
     (exact up to EXACT_MAX phrases, SHAPLEY_SAMPLES random orders beyond), cached."""

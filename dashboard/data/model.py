@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 # stored predictions and the router's card alone, so a restarted server shows it without waiting for torch.
 TORCH_THREADS = paths.torch_threads()
 WARMUP_DELAY_S = 1.0
+# Per-ticket results (inspections, interpretations, interventions, chart specs) are kept this long at most, so a busy
+# server holds the last few minutes' tickets, not the last max_entries of each kind: its memory levels off at the
+# working set (docs/performance.md, "Memory").
+TICKET_TTL_S = 600.0
 
 ROUTER_PARAM = "router"               # ?router=mine: the router this session reads, by its folder's name
 CHOSEN_KEY = "_router"                # session_state: the router this session reads
@@ -156,11 +160,12 @@ def card() -> RouterCard:
 
 
 def cached_on_weights(*, show_spinner: bool | str = False, max_entries: int | None = None,
-                      resource: bool = False) -> Callable[[Callable[..., T]], Callable[..., T]]:
+                      resource: bool = False, ttl: float | None = None) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Cache a computation on the router per (arguments, weights file): `st.cache_data` (a copy per call) or, with
     `resource`, `st.cache_resource` (one shared object), keyed by the arguments and `weights_stamp()`, so new
     weights never reuse an old result. Each call loads the router first, so a broken weights file stops the page
-    with its readable message before the computation starts. The result's `.clear()` empties its cache."""
+    with its readable message before the computation starts. The result's `.clear()` empties its cache. `ttl`:
+    seconds an entry is kept (TICKET_TTL_S for per-ticket results)."""
     cache = st.cache_resource if resource else st.cache_data
 
     def decorate(compute: Callable[..., T]) -> Callable[..., T]:
@@ -169,7 +174,7 @@ def cached_on_weights(*, show_spinner: bool | str = False, max_entries: int | No
 
         # Streamlit names a function's cache by its module and qualified name: one cache per decorated function.
         on_weights.__module__, on_weights.__qualname__ = compute.__module__, compute.__qualname__
-        cached = cache(show_spinner=show_spinner, max_entries=max_entries)(on_weights)
+        cached = cache(show_spinner=show_spinner, max_entries=max_entries, ttl=ttl)(on_weights)
 
         @functools.wraps(compute)
         def call(*args, **kwargs) -> T:
