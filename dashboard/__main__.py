@@ -14,6 +14,9 @@ import threading
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent / "app.py"
+# glibc gives contending threads malloc arenas of their own (up to 8 per core), each keeping its own freed memory;
+# the server's sessions run in threads that come and go. docs/performance.md ("Memory") measures it both ways.
+SERVER_ARENAS = 2
 
 
 def _first_page_routes() -> bool:
@@ -52,6 +55,12 @@ def _preload(torch_first: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     from streamlit.web import cli
 
+    import os
+
+    from ticketnet._runtime.allocator import limit_arenas
+
+    if "MALLOC_ARENA_MAX" not in os.environ:             # glibc's own variable, when set, wins
+        limit_arenas(SERVER_ARENAS)                      # before any thread starts
     threading.Thread(target=_preload, args=(_first_page_routes(),), name="ticketnet-preload", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     return cli.main()

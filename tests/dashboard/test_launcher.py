@@ -77,3 +77,21 @@ def test_the_first_page_s_modules_import_no_torch():
             "load_card().encode('where is my parcel')\n"
             "print(sorted(m for m in ('torch', 'scipy', 'captum') if m in sys.modules))\n")
     assert _fresh_python(code) == "[]"
+
+
+def test_the_dashboard_launcher_limits_arenas_unless_glibc_s_variable_is_set(monkeypatch):
+    import sys
+
+    import dashboard.__main__ as launcher
+    import ticketnet._runtime.allocator as allocator
+    from streamlit.web import cli
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))                # the launcher hands its arguments to Streamlit
+    calls = []
+    monkeypatch.setattr(allocator, "limit_arenas", lambda n: calls.append(n) or True)
+    monkeypatch.setattr(launcher.threading, "Thread", lambda **kw: type("T", (), {"start": lambda self: None})())
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS]
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
+    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS]

@@ -26,3 +26,11 @@ def test_the_cli_sets_it_before_running_a_command(monkeypatch, capsys):
     assert main(["predict", "--weights", "/no/such/router.pt", "--text", "a ticket"]) == 1
     assert calls == ["set"]
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's mallopt only")
+def test_glibc_takes_an_arena_limit_and_a_bad_one_is_refused():
+    assert allocator.limit_arenas(2) is True
+    with pytest.raises(ValueError, match="at least 1"):
+        allocator.limit_arenas(0)
+

@@ -7,6 +7,7 @@ import ctypes.util
 
 M_TRIM_THRESHOLD = -1    # glibc's mallopt parameter numbers (malloc.h)
 M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
 
 
 def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
@@ -29,6 +30,25 @@ def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 
     took_mmap = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold))
     took_trim = bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
     return took_mmap and took_trim
+
+
+def limit_arenas(arenas: int = 2) -> bool:
+    """At most `arenas` glibc malloc arenas for the whole process; call it before threads start. True if glibc
+    took the setting; False where it was refused or there is no glibc.
+
+    glibc gives threads that contend for the heap arenas of their own, up to 8 per core, and each keeps its own
+    freed memory; a server whose sessions' script threads come and go spreads its heap over all of them and grows
+    with each wave of users.
+    """
+    if arenas < 1:
+        raise ValueError(f"arenas must be at least 1, got {arenas}")
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError, TypeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(M_ARENA_MAX, arenas))
 
 
 def release_freed_memory() -> bool:
