@@ -1,6 +1,6 @@
 """Once every analyst has left: the per-ticket results dropped and the freed memory handed back to the system."""
 
-# The caches are bounded (max_entries), so a busy server's memory levels off; but what they hold, and what the
+# The caches are bounded (max_entries, and TICKET_TTL_S per entry); but what they hold, and what the
 # allocator keeps for reuse (ticketnet._runtime.allocator.keep_freed_memory), stays after the last analyst has gone:
 # 0.59 GB at rest became 1.34 GB and stayed there after 30 minutes of 20 analysts (docs/performance.md). A server
 # idle for IDLE_S seconds drops the per-ticket caches (inspections, interpretations, chart specs, the tables
