@@ -79,7 +79,7 @@ def test_the_first_page_s_modules_import_no_torch():
     assert _fresh_python(code) == "[]"
 
 
-def test_the_dashboard_launcher_limits_arenas_unless_glibc_s_variable_is_set(monkeypatch):
+def test_the_dashboard_launcher_sets_its_malloc_options_unless_glibc_s_variables_are_set(monkeypatch):
     import sys
 
     import dashboard.__main__ as launcher
@@ -89,9 +89,14 @@ def test_the_dashboard_launcher_limits_arenas_unless_glibc_s_variable_is_set(mon
     monkeypatch.setattr(sys, "argv", list(sys.argv))                # the launcher hands its arguments to Streamlit
     calls = []
     monkeypatch.setattr(allocator, "limit_arenas", lambda n: calls.append(n) or True)
+    monkeypatch.setattr(allocator, "return_large_blocks", lambda: calls.append("blocks") or True)
+    for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(launcher.threading, "Thread", lambda **kw: type("T", (), {"start": lambda self: None})())
     monkeypatch.setattr(cli, "main", lambda: 0)
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS]
+    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS, "blocks"]
+    calls.clear()
     monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
-    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS]
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000000")
+    assert launcher.main(["--server.headless", "true"]) == 0 and calls == []
