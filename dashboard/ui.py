@@ -431,7 +431,8 @@ def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
 
 
 # -- route interventions: one unit toggle per page, effects printed without "0.00" -------------------------------------
-PHRASE_SIGNALS_KEY = "phrase_signals"     # the toggle's key; ?phrases=1 in the URL
+PHRASE_SIGNALS_KEY = "phrase_signals"     # the switch's key; ?phrases=1 in the URL
+PHRASE_SIGNALS_ON = "on"
 
 
 def _phrase_signals_switched(joining: Sequence[str], leaving: Sequence[str], single: Sequence[str]) -> None:
@@ -440,7 +441,7 @@ def _phrase_signals_switched(joining: Sequence[str], leaving: Sequence[str], sin
     options change, and a value outside them is an error)."""
     from ticketnet.interpret.signals import PHRASE_SIGNALS
 
-    on = bool(st.session_state.get(PHRASE_SIGNALS_KEY, False))
+    on = st.session_state.get(PHRASE_SIGNALS_KEY) == PHRASE_SIGNALS_ON
     for key in (*joining, *leaving):
         if key in st.session_state:
             kept = [s for s in st.session_state[key] if s not in PHRASE_SIGNALS]
@@ -457,12 +458,17 @@ def phrase_signals_toggle(joining: Sequence[str] = (), leaving: Sequence[str] = 
     They delete every phrase and, up to 10 phrases, every coalition of them (1,024 passes): on a long ticket more
     than the rest of the Interpretation page together, so they are computed when asked for. The keys name the
     widgets whose choices follow the switch (`_phrase_signals_switched`)."""
-    on = st.toggle("Phrase signals", key=PHRASE_SIGNALS_KEY, on_change=_phrase_signals_switched,
-                   args=(tuple(joining), tuple(leaving), tuple(single)),
-                   value=state.url_default(PHRASE_SIGNALS_KEY, "phrases", lambda raw: raw.strip() == "1" or None, False),
-                   help="Add two signals that score each token by its phrase: the phrase deleted, and its Shapley "
-                        "value over phrase coalitions (exact up to 10 phrases, else sampled). They join the charts "
-                        "and the agreement, ERASER and evidence tables.")
+    # A segmented control, like the page's unit: a toggle's frontend module is fetched the first time one is drawn,
+    # and a server that dies in that moment leaves "Failed to fetch dynamically imported module" in its place.
+    choice = st.segmented_control(
+        "Phrase signals", ("off", PHRASE_SIGNALS_ON), key=PHRASE_SIGNALS_KEY, required=True,
+        on_change=_phrase_signals_switched, args=(tuple(joining), tuple(leaving), tuple(single)),
+        default=state.url_default(PHRASE_SIGNALS_KEY, "phrases",
+                                  lambda raw: PHRASE_SIGNALS_ON if raw.strip() == "1" else None, "off"),
+        help="Add two signals that score each token by its phrase: the phrase deleted, and its Shapley value over "
+             "phrase coalitions (exact up to 10 phrases, else sampled). They join the charts and the agreement, "
+             "ERASER and evidence tables.")
+    on = choice == PHRASE_SIGNALS_ON
     state.write_choice("phrases", "1" if on else None)
     return on
 

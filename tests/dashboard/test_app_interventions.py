@@ -261,7 +261,7 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     shown = _table(at, "comprehensiveness").set_index("signal")
     assert {"removal", "rollout"} <= set(shown.index) and not {"phrase deletion", "phrase shapley"} & set(shown.index)
     assert "phrase shapley" not in at.multiselect(key="eraser_signals").options
-    at.toggle(key="phrase_signals").set_value(True).run()
+    at.segmented_control(key="phrase_signals").set_value("on").run()
     _ok(at)
     assert at.query_params["phrases"] == ["1"] or at.query_params["phrases"] == "1"
     ids = _ids(router, row["text"])
@@ -288,7 +288,7 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
 
     at.selectbox(key="focus_signal").set_value("phrase shapley").run()                   # then switched off again
     _ok(at)
-    at.toggle(key="phrase_signals").set_value(False).run()
+    at.segmented_control(key="phrase_signals").set_value("off").run()
     _ok(at)
     assert "phrases" not in at.query_params and at.selectbox(key="focus_signal").value == "rollout"
     assert not set(PHRASES := ("phrase deletion", "phrase shapley")) & set(at.multiselect(key="eraser_signals").value)
