@@ -117,9 +117,13 @@ def test_the_page_recovers_after_the_server_is_killed(artifacts, valid_rows, tmp
 
             # 2. Killed in the middle of a script run (the Interpretation page computing): on reconnect the frontend
             #    runs the interrupted page again, on the new server, with the ticket of the URL.
+            # The page switch clears the query string and the run writes the ticket back first thing; waiting for
+            # that too makes the kill land in the computing, not in the moment before the write reached the browser.
             page.locator('[data-testid="stSidebarNav"] a', has_text="Interpretation").click()
-            page.wait_for_function("() => window.__stRuns > 0 && document.querySelector('[data-testid=\"stApp\"]')"
-                                   "?.getAttribute('data-test-script-state') === 'running'")
+            page.wait_for_function("t => window.__stRuns > 0 && document.querySelector('[data-testid=\"stApp\"]')"
+                                   "?.getAttribute('data-test-script-state') === 'running'"
+                                   " && new URLSearchParams(location.search).get('ticket') === t",
+                                   arg=ticket["ticket_id"])
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
         lost_and_kept("fault_3_killed_mid_run")
