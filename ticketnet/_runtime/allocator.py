@@ -20,7 +20,7 @@ def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 
     right after a plain forward of 129 x 128 tokens: 1,120 page faults and 43 ms instead of 0 and 31 ms.
     The price is up to `trim_threshold` of freed memory held for reuse per malloc arena (threads may get their own).
     """
-    return _mallopt(M_MMAP_THRESHOLD, mmap_threshold) & _mallopt(M_TRIM_THRESHOLD, trim_threshold)
+    return _thresholds(mmap_threshold, trim_threshold)
 
 
 def return_large_blocks(mmap_threshold: int = 1 << 20, trim_threshold: int = 16 << 20) -> bool:
@@ -33,15 +33,26 @@ def return_large_blocks(mmap_threshold: int = 1 << 20, trim_threshold: int = 16 
     minutes, then 3 minutes with nobody: 1.12x the resting memory afterwards, against 1.31-1.39x with glibc's
     defaults after 5 minutes (docs/performance.md, "Memory"); the cost per action did not rise.
     """
+    return _thresholds(mmap_threshold, trim_threshold)
+
+
+def _thresholds(mmap_threshold: int, trim_threshold: int) -> bool:
+    """Both thresholds set (each tried even if the other is refused); True if glibc took both."""
     return _mallopt(M_MMAP_THRESHOLD, mmap_threshold) & _mallopt(M_TRIM_THRESHOLD, trim_threshold)
+
+
+def _libc(function: str):
+    """The C library's `function`, or None where there is no glibc (or no C library found by that name)."""
+    try:
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c")), function)
+    except (OSError, AttributeError, TypeError):
+        return None
 
 
 def _mallopt(param: int, value: int) -> bool:
     """glibc's mallopt(param, value); False where it refused or there is no glibc."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError, TypeError):       # not glibc, or no C library found by that name
+    mallopt = _libc("mallopt")
+    if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(param, value))
@@ -52,8 +63,7 @@ def limit_arenas(arenas: int = 2) -> bool:
     took the setting; False where it was refused or there is no glibc.
 
     glibc gives threads that contend for the heap arenas of their own, up to 8 per core, and each keeps its own
-    freed memory; a server whose sessions' script threads come and go spreads its heap over all of them and grows
-    with each wave of users.
+    freed memory; a server whose sessions' script threads come and go spreads its heap over all of them.
     """
     if arenas < 1:
         raise ValueError(f"arenas must be at least 1, got {arenas}")
@@ -70,10 +80,8 @@ def release_freed_memory() -> bool:
     partitions of 500 tickets at level effects: 724 MB after the first, 1,031 MB after the fifth; with it,
     442-452 MB after every one) and each job's peak sat on top of it.
     """
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError, TypeError):
+    trim = _libc("malloc_trim")
+    if trim is None:
         return False
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     return bool(trim(0))
