@@ -115,3 +115,16 @@ def test_train_takes_one_seed_or_a_seed_search():
         with pytest.raises(SystemExit) as stop:
             parse(["train", "--seed", seed, "--seeds", "0-4"])
         assert stop.value.code == 2
+
+
+def test_train_from_a_router_keeps_its_shape_and_refuses_a_new_one(tmp_path):
+    from ticketnet.__main__ import build_parser
+
+    args = build_parser().parse_args(["train", "--init-from", "weights", "--lr", "5e-4"])
+    assert args.init_from == "weights" and args.lr == 5e-4
+    r = run_cli("train", "--init-from", "weights", "--d", "128", "--out", str(tmp_path / "r"))
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+    assert "--init-from keeps the starting router's shape; leave out --d" in r.stderr
+    r = run_cli("train", "--lr", "0", "--out", str(tmp_path / "r"))
+    assert r.returncode != 0 and "--lr must be positive, got 0.0" in r.stderr
+    assert not (tmp_path / "r").exists()

@@ -146,3 +146,49 @@ def test_ticket_loss_is_the_models_loss_plus_the_weighted_per_token_loss():
     got = ticket_loss(model, ids, is_pad, labels, TrainConfig(token_loss=0.3)).item()
     assert got == pytest.approx(plain.item() + 0.3 * token.item(), abs=1e-6)
     assert token.item() > 0.5                                   # an untrained model: the term is far from zero
+
+
+def test_a_fine_tune_keeps_the_routers_vocabulary_shape_and_teams_and_records_where_it_started(trained, tmp_path):
+    from ticketnet._runtime.hashing import file_sha256
+
+    data, out, _ = trained
+    base = Router.load(out / "router.pt")
+    card = train(data, tmp_path, TrainConfig(init_from=str(out), epochs=1), log=lambda *_: None)
+    tuned = Router.load(tmp_path / "router.pt")
+    assert tuned.vocab.itos == base.vocab.itos and tuned.teams == base.teams
+    assert tuned.model.config == base.model.config
+    assert card["train"]["recipe"] == "finetune" and card["train"]["lr"] == 1e-3 and card["train"]["epochs"] == 1
+    assert card["train"]["warmup_epochs"] == 0
+    assert card["train"]["init_from_sha256"] == file_sha256(out / "router.pt")
+    moved = max((v - w).abs().max().item() for v, w in zip(tuned.model.state_dict().values(),
+                                                          base.model.state_dict().values()))
+    assert moved > 1e-3                                    # it trained
+
+
+def test_a_fine_tune_that_does_not_move_gives_back_the_router_it_started_from(trained, tmp_path):
+    # At a vanishing rate the weights stay put, so what comes out differs from the start only by the calibration:
+    # the head's temperature is taken out before training and a new one, fitted on the same valid split, put back.
+    data, out, _ = trained
+    base = Router.load(out / "router.pt")
+    train(data, tmp_path, TrainConfig(init_from=str(out / "router.pt"), epochs=1, lr=1e-12), log=lambda *_: None)
+    tuned = Router.load(tmp_path / "router.pt")
+    assert tuned.temperature == pytest.approx(base.temperature, rel=1e-3)   # the raw logits' temperature, refitted
+    ids, is_pad = pad_batch([base.encode(r["text"]).ids for r in load_split(data / "valid.csv")[:50]])
+    assert torch.allclose(tuned.probabilities(ids, is_pad), base.probabilities(ids, is_pad), atol=2e-3)
+    for (k, v), w in zip(tuned.model.state_dict().items(), base.model.state_dict().values()):
+        if not k.startswith("head."):
+            assert (v - w).abs().max() < 1e-6, k
+
+
+def test_a_fine_tune_refuses_data_with_a_team_the_router_does_not_know(trained, tmp_path):
+    from ticketnet.data.tickets import DataError
+
+    data, out, _ = trained
+    other = tmp_path / "data"
+    other.mkdir()
+    for name in ("train", "valid", "test"):
+        text = (data / f"{name}.csv").read_text()
+        (other / f"{name}.csv").write_text(text.replace(",payments,", ",billing,"))
+    with pytest.raises(DataError, match="billing"):
+        train(other, tmp_path / "out", TrainConfig(init_from=str(out), epochs=1), log=lambda *_: None)
+    assert not (tmp_path / "out").exists()

@@ -79,8 +79,11 @@ def _train(args: argparse.Namespace) -> int:
 
     sizes = {k: v for k, v in (("d", args.d), ("heads", args.heads), ("blocks", args.blocks), ("d_ff", args.d_ff),
                                ("max_len", args.max_len)) if v is not None}
+    if args.init_from and sizes:
+        raise ValueError("--init-from keeps the starting router's shape; leave out "
+                         + ", ".join(f"--{k.replace('_', '-')}" for k in sizes))
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
-                      threads=args.threads, recipe=args.recipe, **sizes)
+                      threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, **sizes)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
@@ -452,8 +455,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
                         "dashboard lists them as <name>/seed-<k> to compare)")
     p.add_argument("--epochs", type=int, help="passes over train (default: by the recipe, 12 large, 40 small)")
-    p.add_argument("--recipe", choices=("large", "small"),
-                   help="training recipe (default: small below 5,000 training tickets, else large)")
+    p.add_argument("--recipe", choices=("large", "small", "finetune"),
+                   help="training recipe (default: finetune with --init-from, else small below 5,000 training "
+                        "tickets, else large)")
+    p.add_argument("--init-from", metavar="ROUTER",
+                   help="start from this router (its folder or router.pt): its shape, vocabulary, teams and weights, "
+                        "then the finetune recipe (3 epochs at lr 1e-3); e.g. --init-from weights")
+    p.add_argument("--lr", type=float, help="peak learning rate (default: by the recipe)")
     p.add_argument("--d", type=int, help="model width (default 64)")
     p.add_argument("--heads", type=int, help="heads per block (default 4)")
     p.add_argument("--blocks", type=int, help="encoder blocks (default 2)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import math
@@ -56,7 +57,9 @@ class TrainConfig:
     d_ff: int = 128
     max_len: int = 256
     average_last: int | None = None  # keep the mean of the last k epochs' weights (0: the best valid epoch)
-    recipe: str | None = None  # "large" or "small"; None: by the training set's size
+    warmup_epochs: int | None = None  # epochs of linear warm-up before the cosine decay
+    recipe: str | None = None  # "large", "small" or "finetune"; None: by the training set's size, or "finetune"
+    init_from: str | None = None  # a router's router.pt to start from: its shape, vocabulary, teams and weights
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
@@ -64,12 +67,14 @@ class TrainConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.epochs is not None and self.epochs < 1:
             raise ValueError(f"--epochs must be at least 1, got {self.epochs}")
+        if self.lr is not None and not self.lr > 0:
+            raise ValueError(f"--lr must be positive, got {self.lr}")
         if self.d % self.heads:
             raise ValueError(f"--d {self.d} is not a multiple of --heads {self.heads}")
 
     def resolved(self, n_train: int) -> "TrainConfig":
         """This config with every None taken from the recipe for `n_train` training tickets."""
-        recipe = self.recipe or ("small" if n_train < SMALL_DATA else "large")
+        recipe = self.recipe or ("finetune" if self.init_from else "small" if n_train < SMALL_DATA else "large")
         if recipe not in RECIPES:
             raise ValueError(f"unknown recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
         chosen = {k: v for k, v in RECIPES[recipe].items() if getattr(self, k) is None}
@@ -89,9 +94,15 @@ class TrainConfig:
 SMALL_DATA = 5_000
 RECIPES: dict[str, dict] = {
     "large": {"epochs": 12, "lr": 2e-3, "weight_decay": 0.01, "embed_scale": 1.0, "dropout": 0.1, "batch_size": 64,
-              "min_freq": 2, "average_last": 0},
+              "min_freq": 2, "average_last": 0, "warmup_epochs": 1},
     "small": {"epochs": 40, "lr": 1e-2, "weight_decay": 0.1, "embed_scale": 0.1, "dropout": 0.3, "batch_size": 32,
-              "min_freq": 1, "average_last": 10},
+              "min_freq": 1, "average_last": 10, "warmup_epochs": 1},
+    # From a trained router (`init_from`): its vocabulary and shape kept, a few epochs at half the large recipe's
+    # peak rate with no warm-up, so what it has learnt moves little. Chosen on the hand-written development set
+    # (docs/research-log.md, issue 28): 1e-3 for 3 epochs gained threads and kept every other style within a ticket
+    # where 3e-4 for 2 epochs gained one thread.
+    "finetune": {"epochs": 3, "lr": 1e-3, "weight_decay": 0.01, "embed_scale": 1.0, "dropout": 0.1, "batch_size": 64,
+                 "min_freq": 2, "average_last": 0, "warmup_epochs": 0},
 }
 
 # Hand-written tickets, never trained on: the development set picks the epoch, the evaluation set is only reported.
@@ -276,6 +287,27 @@ def new_model(cfg: TrainConfig, train_rows: list[dict], n_classes: int) -> tuple
     return vocab, model
 
 
+def router_file(path: str | Path) -> Path:
+    """A router's router.pt, given it or its folder."""
+    path = Path(path)
+    return path / "router.pt" if path.is_dir() else path
+
+
+def start_from(cfg: TrainConfig) -> tuple[Router, TinyTransformer]:
+    """The router `cfg.init_from` names, and a trainable copy of its model: its dropout set to the recipe's, and the
+    calibration temperature taken back out of its head (training sees raw logits; a new one is fitted at the end)."""
+    base = Router.load(router_file(cfg.init_from))
+    if cfg.dropout == base.model.config.dropout:
+        model = copy.deepcopy(base.model)        # no second initialisation: the seed's stream starts with training
+    else:
+        model = TinyTransformer(replace(base.model.config, dropout=cfg.dropout))
+        model.load_state_dict(base.model.state_dict())
+    with torch.no_grad():
+        model.head.weight.mul_(base.temperature)
+        model.head.bias.mul_(base.temperature)
+    return base, model
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
@@ -299,11 +331,17 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
     aug_rng = random.Random(cfg.seed + 1)
-    teams, train_rows, evaluated = load_splits(data)
+    base = None
+    if cfg.init_from:
+        cfg = cfg.resolved(0)
+        base, model = start_from(cfg)
+        vocab = base.vocab
+    teams, train_rows, evaluated = load_splits(data, base.teams if base else None)
     valid_rows = evaluated["valid"]
     hand = {name: rows for name, rows in evaluated.items() if name in HANDWRITTEN}
-    cfg = cfg.resolved(len(train_rows))
-    vocab, model = new_model(cfg, train_rows, len(teams))
+    if base is None:
+        cfg = cfg.resolved(len(train_rows))
+        vocab, model = new_model(cfg, train_rows, len(teams))
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
     valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len, teams)
     dev = (encode_rows(hand["handwritten_dev"], vocab, model.config.max_len, teams)
@@ -311,12 +349,13 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
 
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = math.ceil(len(seqs) / cfg.batch_size)
-    total = cfg.epochs * steps_per_epoch
+    total, warmup = cfg.epochs * steps_per_epoch, cfg.warmup_epochs * steps_per_epoch
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / steps_per_epoch) * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
+        opt, lambda s: min(1.0, (s + 1) / warmup if warmup else 1.0) * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
 
     log(f"{len(train_rows):,} training tickets, {len(teams)} teams, {len(vocab):,} tokens; {cfg.recipe} recipe: "
-        f"{cfg.epochs} epochs at lr {cfg.lr:g}")
+        f"{cfg.epochs} epochs at lr {cfg.lr:g}"
+        + (f", from {cfg.init_from} (its vocabulary: words it never saw are <unk>)" if base else ""))
     def rule_score() -> tuple[float, dict]:
         """The epoch rule's score of the model as it is (valid, with the hand-written development set where there
         is one), and its parts rounded for the history."""
@@ -376,7 +415,8 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
         "train": {**cfg.__dict__, "tickets": len(train_rows), "best_epoch": best_epoch, "score": round(best, 6),
                   **({"averaged_epochs": [cfg.epochs - min(cfg.average_last, cfg.epochs) + 1, cfg.epochs]}
                      if cfg.average_last else {}),
-                  "seconds": seconds, "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history},
+                  "seconds": seconds, "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history,
+                  **({"init_from_sha256": file_sha256(router_file(cfg.init_from))} if base else {})},
         "calibration": calibration,
         "ood": ood_thresholds(model, valid_rows, vocab, teams, cfg.ood_accuracy),
         "data_sha256": {s: file_sha256(data / f"{s}.csv") for s in names},
