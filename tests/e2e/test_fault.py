@@ -130,9 +130,13 @@ def test_the_page_recovers_after_the_server_is_killed(artifacts, valid_rows, tmp
 
         with streamlit_server(env, tmp_path / "third.log", port=port) as (url, proc):
             reconnected()
-            # The run was cut off, so the page still says "running" until the rerun on the new server finishes.
-            page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
-                                   "?.getAttribute('data-test-script-state') === 'notRunning'", timeout=60_000)
+            # The run was cut off, so the page still says "running" until the rerun on the new server finishes; in
+            # the moment after reconnecting it can also say "notRunning" before that rerun starts (and clears the
+            # query string until the run writes the ticket back), so wait for both the state and the ticket.
+            page.wait_for_function("t => document.querySelector('[data-testid=\"stApp\"]')"
+                                   "?.getAttribute('data-test-script-state') === 'notRunning'"
+                                   " && new URLSearchParams(location.search).get('ticket') === t",
+                                   arg=ticket["ticket_id"], timeout=60_000)
             settle(page)
             assert charts_drawn(page, 5) >= 5
             assert ticket_in_url(page) == ticket["ticket_id"] and "/interpretation" in page.url
