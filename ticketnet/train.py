@@ -99,8 +99,8 @@ RECIPES: dict[str, dict] = {
               "min_freq": 1, "average_last": 10, "warmup_epochs": 1},
     # From a trained router (`init_from`): its vocabulary and shape kept, a few epochs at half the large recipe's
     # peak rate with no warm-up, so what it has learnt moves little. Chosen on the hand-written development set
-    # (docs/research-log.md, issue 28): 1e-3 for 3 epochs gained threads and kept every other style within a ticket
-    # where 3e-4 for 2 epochs gained one thread.
+    # (docs/research-log.md, issue 28): 3e-4 for 2 epochs barely moved the router; 1e-3 for 3 epochs gained one or
+    # two e-mail threads on every seed, and on one seed of three kept every other style within a ticket.
     "finetune": {"epochs": 3, "lr": 1e-3, "weight_decay": 0.01, "embed_scale": 1.0, "dropout": 0.1, "batch_size": 64,
                  "min_freq": 2, "average_last": 0, "warmup_epochs": 0},
 }
