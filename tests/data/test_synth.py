@@ -226,13 +226,19 @@ def test_some_tickets_are_written_like_text_messages(shipped):
     assert 0.02 <= len(texting) / len(texts) <= 0.15
 
 
-def test_write_splits_and_main_write_loadable_files(tmp_path):
+def test_write_splits_and_main_write_loadable_files(tmp_path, monkeypatch):
     paths = write_splits(tmp_path / "a", seed=3, sizes=SMALL)
     assert sorted(paths) == sorted(SPLITS)
     for split, path in paths.items():
         assert load_split(path) == generate(3, SMALL)[split]
+    # The command passes its folder and seed on; the default sizes are the shipped files' (checked above against
+    # a fresh generation), so here it writes small ones rather than 63,000 tickets again.
+    calls = []
+    monkeypatch.setattr(generator, "write_splits", lambda out, seed: calls.append((out, seed)) or
+                        write_splits(out, seed=seed, sizes=SMALL))
     assert main(["--out", str(tmp_path / "b"), "--seed", "3"]) == 0
-    assert len(load_split(tmp_path / "b" / "valid.csv")) == DEFAULT_SIZES[1]
+    assert calls == [(tmp_path / "b", 3)]
+    assert load_split(tmp_path / "b" / "valid.csv") == generate(3, SMALL)["valid"]
 
 
 def test_team_words_take_the_right_article(rows):
