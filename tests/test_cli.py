@@ -125,6 +125,8 @@ def test_train_from_a_router_keeps_its_shape_and_refuses_a_new_one(tmp_path):
     r = run_cli("train", "--init-from", "weights", "--d", "128", "--out", str(tmp_path / "r"))
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
     assert "--init-from keeps the starting router's shape; leave out --d" in r.stderr
+    r = run_cli("train", "--init-from", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r"))
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "nowhere: not found" in r.stderr
     r = run_cli("train", "--lr", "0", "--out", str(tmp_path / "r"))
     assert r.returncode != 0 and "--lr must be positive, got 0.0" in r.stderr
     assert not (tmp_path / "r").exists()
