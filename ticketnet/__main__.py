@@ -454,7 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-all-seeds", action="store_true",
                    help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
                         "dashboard lists them as <name>/seed-<k> to compare)")
-    p.add_argument("--epochs", type=int, help="passes over train (default: by the recipe, 12 large, 40 small, 3 finetune)")
+    p.add_argument("--epochs", type=int,
+                   help="passes over train (default: by the recipe, 12 large, 40 small, 3 finetune)")
     p.add_argument("--recipe", choices=("large", "small", "finetune"),
                    help="training recipe (default: finetune with --init-from, else small below 5,000 training "
                         "tickets, else large)")

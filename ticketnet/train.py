@@ -162,6 +162,14 @@ def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor,
     return loss
 
 
+def lr_schedule(opt, steps_per_epoch: int, cfg: TrainConfig) -> torch.optim.lr_scheduler.LambdaLR:
+    """The rate per step: a linear warm-up over `cfg.warmup_epochs`, then a cosine decay to 0 at the last step."""
+    total, warmup = cfg.epochs * steps_per_epoch, cfg.warmup_epochs * steps_per_epoch
+    return torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (min(1.0, (s + 1) / warmup) if warmup else 1.0)
+        * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
+
+
 def train_epoch(model: TinyTransformer, seqs: list[list[int]], labels: torch.Tensor, opt, sched,
                 cfg: TrainConfig, rng: random.Random, aug_rng: random.Random) -> float:
     """One pass over the training tickets in shuffled length batches, each freshly augmented: a clipped AdamW step
@@ -348,10 +356,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
            if "handwritten_dev" in hand else None)
 
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps_per_epoch = math.ceil(len(seqs) / cfg.batch_size)
-    total, warmup = cfg.epochs * steps_per_epoch, cfg.warmup_epochs * steps_per_epoch
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warmup if warmup else 1.0) * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
+    sched = lr_schedule(opt, math.ceil(len(seqs) / cfg.batch_size), cfg)
 
     log(f"{len(train_rows):,} training tickets, {len(teams)} teams, {len(vocab):,} tokens; {cfg.recipe} recipe: "
         f"{cfg.epochs} epochs at lr {cfg.lr:g}"

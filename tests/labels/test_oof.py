@@ -95,6 +95,17 @@ def test_the_recipe_comes_from_the_card():
         router_recipe(TINY_META, epochs=0)
 
 
+def test_a_fine_tuned_routers_folds_train_from_scratch_by_the_recipe_for_its_size():
+    from ticketnet.train import RECIPES, TrainConfig
+
+    tuned = TrainConfig(init_from="weights", seed=4).resolved(60_000)
+    meta = {"train": {**tuned.__dict__, "tickets": 60_000, "best_epoch": 2}, "config": {"d": 64, "h": 4}}
+    cfg = router_recipe(meta)
+    assert cfg["init_from"] is None and cfg["recipe"] == "large" and cfg["seed"] == 4
+    resolved = TrainConfig(**cfg).resolved(40_000)
+    assert {k: getattr(resolved, k) for k in RECIPES["large"]} == RECIPES["large"]
+
+
 def test_the_cache_round_trips_and_goes_stale_with_the_split(planted, tmp_path):
     split = tmp_path / "train.csv"
     split.write_text("ticket_id,text,team\n", encoding="utf-8")

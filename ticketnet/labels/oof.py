@@ -72,11 +72,16 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
     plain dict a task can carry; `epochs` replaces the recipe's where given. Threads are 1: one process per fold.
 
     A card that does not name its recipe (older routers) gets the one its training-set size chose (the record's
-    `tickets`, else `trained_on`), not the one a fold's smaller training part would choose."""
-    from ticketnet.train import SMALL_DATA, TrainConfig
+    `tickets`, else `trained_on`), not the one a fold's smaller training part would choose. A fold starts from
+    scratch, so a fine-tuned router's folds take the recipe for its size in place of the fine-tune's."""
+    from ticketnet.train import RECIPES, SMALL_DATA, TrainConfig
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     record = {k: v for k, v in (meta.get("train") or {}).items() if k in fields}
+    record.pop("init_from", None)
+    if record.get("recipe") == "finetune":
+        for k in (*RECIPES["finetune"], "recipe"):
+            record.pop(k, None)
     config = meta.get("config") or {}
     shape = {"d": config.get("d"), "heads": config.get("h"), "blocks": config.get("n_blocks"),
              "d_ff": config.get("d_ff"), "max_len": config.get("max_len"), "dropout": config.get("dropout")}
@@ -106,7 +111,7 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     import torch
 
     from ticketnet.metrics import fit_temperature
-    from ticketnet.train import (TrainConfig, WeightAverage, encode_rows, fold_temperature, new_model,
+    from ticketnet.train import (TrainConfig, WeightAverage, encode_rows, fold_temperature, lr_schedule, new_model,
                                  predict_logits, predict_seqs, train_epoch)
 
     cfg = TrainConfig(**cfg_fields).resolved(len(train_rows))
@@ -116,10 +121,7 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
     rule = {name: encode_rows(rows, vocab, model.config.max_len, teams) for name, rows in rule_sets.items() if rows}
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps_per_epoch = math.ceil(len(seqs) / cfg.batch_size)
-    total = cfg.epochs * steps_per_epoch
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / steps_per_epoch) * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
+    sched = lr_schedule(opt, math.ceil(len(seqs) / cfg.batch_size), cfg)
 
     def rule_score() -> float:
         acc = {n: predict_seqs(model, s).argmax(1).eq(y).double().mean().item() for n, (s, y) in rule.items()}
