@@ -130,14 +130,19 @@ def test_the_page_recovers_after_the_server_is_killed(artifacts, valid_rows, tmp
 
         with streamlit_server(env, tmp_path / "third.log", port=port) as (url, proc):
             reconnected()
-            # The run was cut off, so the page still says "running" until the rerun on the new server finishes; in
-            # the moment after reconnecting it can also say "notRunning" before that rerun starts (and clears the
-            # query string until the run writes the ticket back), so wait for both the state and the ticket.
-            page.wait_for_function("t => document.querySelector('[data-testid=\"stApp\"]')"
-                                   "?.getAttribute('data-test-script-state') === 'notRunning'"
-                                   " && new URLSearchParams(location.search).get('ticket') === t",
-                                   arg=ticket["ticket_id"], timeout=60_000)
+            # The run was cut off, so the page still says "running" until the rerun on the new server finishes.
+            page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                                   "?.getAttribute('data-test-script-state') === 'notRunning'", timeout=60_000)
             settle(page)
+            # The rerun writes the ticket back into the URL; give it that moment rather than reading the URL at once.
+            try:
+                page.wait_for_function("t => new URLSearchParams(location.search).get('ticket') === t",
+                                       arg=ticket["ticket_id"], timeout=15_000)
+            except Exception:                                  # noqa: BLE001 - reported with what the page shows
+                state = page.evaluate("() => document.querySelector('[data-testid=\"stApp\"]')"
+                                      "?.getAttribute('data-test-script-state')")
+                shot(page, "fault_4_ticket_not_back")
+                raise AssertionError(f"the ticket is not back in the URL after the rerun: {page.url} ({state})")
             assert charts_drawn(page, 5) >= 5
             assert ticket_in_url(page) == ticket["ticket_id"] and "/interpretation" in page.url
             page.get_by_role("heading", name=re.compile("What each token does")).wait_for()
