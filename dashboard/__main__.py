@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     if "MALLOC_ARENA_MAX" not in os.environ:             # glibc's own variables, when set, win
         limit_arenas(SERVER_ARENAS)                      # before any thread starts
     if not {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
-        return_large_blocks()                            # memory given back once analysts leave (its docstring)
+        return_large_blocks()                            # large blocks go back to the system when freed
     threading.Thread(target=_preload, args=(_first_page_routes(),), name="ticketnet-preload", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     return cli.main()

@@ -29,9 +29,10 @@ def return_large_blocks(mmap_threshold: int = 1 << 20, trim_threshold: int = 16 
     True if glibc took both settings; False otherwise (nothing else changes).
 
     Fixed thresholds also stop glibc's adaptive one from rising after a large block is freed, after which large
-    tensors come from the heap and leave it fragmented. Measured on the dashboard server, 20 analysts for 7
-    minutes, then 3 minutes with nobody: 1.12x the resting memory afterwards, against 1.31-1.39x with glibc's
-    defaults after 5 minutes (docs/performance.md, "Memory"); the cost per action did not rise.
+    tensors come from the heap and leave it fragmented. Measured on the dashboard server, 20 analysts: after 7
+    minutes of them and 3 with nobody, 1.12x the resting memory; after 20 minutes of them, 1.24x at the idle
+    release and 1.39x again 6 minutes after they left, as with glibc's defaults (docs/performance.md, "Memory").
+    The cost per action did not rise.
     """
     return _thresholds(mmap_threshold, trim_threshold)
 
