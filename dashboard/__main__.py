@@ -17,6 +17,8 @@ APP = Path(__file__).resolve().parent / "app.py"
 # glibc gives contending threads malloc arenas of their own (up to 8 per core), each keeping its own freed memory;
 # the server's sessions run in threads that come and go. docs/performance.md ("Memory") measures it both ways.
 SERVER_ARENAS = 2
+# Set to 1 to leave transparent huge pages as the kernel configures them (for measuring the two side by side).
+HUGE_PAGES_ENV = "TICKETNET_HUGE_PAGES"
 
 
 def _first_page_routes() -> bool:
@@ -57,12 +59,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import os
 
-    from ticketnet._runtime.allocator import limit_arenas, return_large_blocks
+    from ticketnet._runtime.allocator import keep_small_pages, limit_arenas, return_large_blocks
 
     if "MALLOC_ARENA_MAX" not in os.environ:             # glibc's own variables, when set, win
         limit_arenas(SERVER_ARENAS)                      # before any thread starts
     if not {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
         return_large_blocks()                            # large blocks go back to the system when freed
+    if os.environ.get(HUGE_PAGES_ENV) != "1":
+        keep_small_pages()                               # and what goes back stays back
     threading.Thread(target=_preload, args=(_first_page_routes(),), name="ticketnet-preload", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     return cli.main()

@@ -90,13 +90,17 @@ def test_the_dashboard_launcher_sets_its_malloc_options_unless_glibc_s_variables
     calls = []
     monkeypatch.setattr(allocator, "limit_arenas", lambda n: calls.append(n) or True)
     monkeypatch.setattr(allocator, "return_large_blocks", lambda: calls.append("blocks") or True)
+    monkeypatch.setattr(allocator, "keep_small_pages", lambda: calls.append("small pages") or True)
+    monkeypatch.delenv(launcher.HUGE_PAGES_ENV, raising=False)
     for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(launcher.threading, "Thread", lambda **kw: type("T", (), {"start": lambda self: None})())
     monkeypatch.setattr(cli, "main", lambda: 0)
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS, "blocks"]
+    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS, "blocks",
+                                                                              "small pages"]
     calls.clear()
     monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000000")
+    monkeypatch.setenv(launcher.HUGE_PAGES_ENV, "1")
     assert launcher.main(["--server.headless", "true"]) == 0 and calls == []

@@ -8,6 +8,8 @@ import ctypes.util
 M_TRIM_THRESHOLD = -1    # glibc's mallopt parameter numbers (malloc.h)
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
+PR_SET_THP_DISABLE = 41  # Linux prctl options (linux/prctl.h)
+PR_GET_THP_DISABLE = 42
 
 
 def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
@@ -69,6 +71,24 @@ def limit_arenas(arenas: int = 2) -> bool:
     if arenas < 1:
         raise ValueError(f"arenas must be at least 1, got {arenas}")
     return _mallopt(M_ARENA_MAX, arenas)
+
+
+def keep_small_pages() -> bool:
+    """No transparent huge pages for this process or the processes it starts (Linux `prctl(PR_SET_THP_DISABLE)`),
+    so memory handed back to the system stays handed back. True if the kernel took it; False elsewhere.
+
+    NumPy asks for huge pages on its large buffers (madvise MADV_HUGEPAGE), which marks stretches of the malloc
+    heap. After `release_freed_memory` returns their free pages, the kernel's khugepaged merges each marked 2 MiB
+    stretch back into one huge page, however few of its pages were still in use, and the freed memory comes back
+    with no thread running. Measured on the dashboard server after 5 minutes of 20 analysts: 622 MB after the idle
+    release, then back above 690 MB within 4 minutes with every thread idle (docs/performance.md, "Memory").
+    """
+    prctl = _libc("prctl")
+    if prctl is None:
+        return False
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0 and prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1
 
 
 def release_freed_memory() -> bool:
