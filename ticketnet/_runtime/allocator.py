@@ -81,7 +81,8 @@ def keep_small_pages() -> bool:
     heap. After `release_freed_memory` returns their free pages, the kernel's khugepaged merges each marked 2 MiB
     stretch back into one huge page, however few of its pages were still in use, and the freed memory comes back
     with no thread running. Measured on the dashboard server after 5 minutes of 20 analysts: 622 MB after the idle
-    release, then back above 690 MB within 4 minutes with every thread idle (docs/performance.md, "Memory").
+    release and 696 MB seven minutes later, every thread idle; with this, 602 MB and flat (docs/performance.md,
+    "Memory").
     """
     prctl = _libc("prctl")
     if prctl is None:
