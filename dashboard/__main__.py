@@ -17,6 +17,11 @@ APP = Path(__file__).resolve().parent / "app.py"
 # glibc gives contending threads malloc arenas of their own (up to 8 per core), each keeping its own freed memory;
 # the server's sessions run in threads that come and go. docs/performance.md ("Memory") measures it both ways.
 SERVER_ARENAS = 2
+# NumPy's OpenBLAS keeps a thread per core that spins after each call waiting for the next: on the server that was a
+# third of a ticket's first Interpretation's CPU (0.38-0.41 against 0.24-0.31 CPU s with one thread, alternated runs
+# of `python -m ticketnet.bench.load.run --cost`; docs/performance.md). The sessions share out the cores instead, as
+# with torch's threads (dashboard/data/model.py). OPENBLAS_NUM_THREADS, when set, wins.
+SERVER_BLAS_THREADS = 1
 # Set to 1 to leave transparent huge pages as the kernel configures them (for measuring the two side by side).
 HUGE_PAGES_ENV = "TICKETNET_HUGE_PAGES"
 
@@ -55,9 +60,11 @@ def _preload(torch_first: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from streamlit.web import cli
-
     import os
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(SERVER_BLAS_THREADS))   # read when NumPy is first imported
+
+    from streamlit.web import cli
 
     from ticketnet._runtime.allocator import keep_small_pages, limit_arenas, return_large_blocks
 

@@ -1,5 +1,6 @@
 """`python -m dashboard`: streamlit run on the app, with the heavy libraries importing in a thread from the start."""
 
+import os
 import subprocess
 import sys
 import threading
@@ -92,6 +93,7 @@ def test_the_dashboard_launcher_sets_its_malloc_options_unless_glibc_s_variables
     monkeypatch.setattr(allocator, "return_large_blocks", lambda: calls.append("blocks") or True)
     monkeypatch.setattr(allocator, "keep_small_pages", lambda: calls.append("small pages") or True)
     monkeypatch.delenv(launcher.HUGE_PAGES_ENV, raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(launcher.threading, "Thread", lambda **kw: type("T", (), {"start": lambda self: None})())
@@ -99,8 +101,20 @@ def test_the_dashboard_launcher_sets_its_malloc_options_unless_glibc_s_variables
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS, "blocks",
                                                                               "small pages"]
+    assert os.environ["OPENBLAS_NUM_THREADS"] == str(launcher.SERVER_BLAS_THREADS)
     calls.clear()
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
     monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000000")
     monkeypatch.setenv(launcher.HUGE_PAGES_ENV, "1")
     assert launcher.main(["--server.headless", "true"]) == 0 and calls == []
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "2"
+
+
+def test_numpy_s_blas_takes_the_launcher_s_thread_count():
+    # The variable is read when NumPy loads its OpenBLAS, so in a fresh interpreter, as the server starts.
+    code = ("import numpy, threadpoolctl; print(sorted({p['num_threads'] for p in threadpoolctl.threadpool_info() "
+            "if p['internal_api'] == 'openblas'}))")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.split() == ["[1]"]
