@@ -40,3 +40,14 @@ def test_a_file_that_is_not_a_capacity_report_is_refused_in_one_line(tmp_path, c
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "not a capacity report" in err[0] and "not LABEL=REPORT.json" in err[1]
     assert not out.exists()
+
+
+def test_a_label_given_twice_is_refused_rather_than_one_curve_dropped(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(report([0.3, 0.8])))
+    b.write_text(json.dumps(report([0.2, 0.4])))
+    out = tmp_path / "c.svg"
+    assert chart.main(["--out", str(out), f"run 2={a}", f"run 2={b}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'run 2' is given twice" in err[0]
+    assert not out.exists()

@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         if not sep or not label:
             print(f"error: {item!r} is not LABEL=REPORT.json", file=sys.stderr)
             return 2
+        if label in reports:                      # a second curve under one label would replace the first unseen
+            print(f"error: the label {label!r} is given twice; each curve needs its own", file=sys.stderr)
+            return 2
         try:
             reports[label] = json.loads(Path(path).read_text())
             curve_points(reports[label])
