@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -47,11 +47,13 @@ def release_idle_memory() -> None:
 
 class IdleWatch:
     """Calls `release` once after `idle_s` seconds with no session connected (`count`), again only after analysts
-    have come back and gone again. `step(now)` does one check; `run` checks every `check_s` seconds forever."""
+    have come back and gone again. `step(now)` does one check; `run` checks every `check_s` seconds forever, calling
+    each of `every_check` first (the expired sessions' reaping: their memory is what the release then hands back)."""
 
     def __init__(self, count: Callable[[], int | None], release: Callable[[], None], idle_s: float = IDLE_S,
-                 check_s: float = CHECK_S) -> None:
+                 check_s: float = CHECK_S, every_check: Sequence[Callable[[], object]] = ()) -> None:
         self.count, self.release, self.idle_s, self.check_s = count, release, idle_s, check_s
+        self.every_check = tuple(every_check)
         self.idle_since: float | None = None
         self.released = False
         self.releases = 0
@@ -70,6 +72,11 @@ class IdleWatch:
     def run(self) -> None:
         while True:
             time.sleep(self.check_s)
+            for check in self.every_check:
+                try:
+                    check()
+                except Exception:              # noqa: BLE001 - nor may a failed check
+                    pass
             try:
                 self.step(time.monotonic())
             except Exception:                  # noqa: BLE001 - a failed release must never end the watch
@@ -78,7 +85,10 @@ class IdleWatch:
 
 @st.cache_resource(show_spinner=False)
 def _watch() -> threading.Thread:
-    watch = IdleWatch(connected_sessions, release_idle_memory)
+    from dashboard.data.sessions import SessionReaper
+
+    reaper = SessionReaper.for_runtime()
+    watch = IdleWatch(connected_sessions, release_idle_memory, every_check=() if reaper is None else (reaper.reap,))
     thread = threading.Thread(target=watch.run, name="ticketnet-idle-watch", daemon=True)
     thread.start()
     return thread

@@ -43,3 +43,24 @@ def test_a_failing_release_does_not_end_the_watch(monkeypatch):
 
 def test_no_server_no_count():
     assert connected_sessions() is None
+
+
+def test_every_check_runs_before_each_step_and_a_failing_one_does_not_end_the_watch(monkeypatch):
+    calls = []
+
+    def reap():
+        calls.append("reap")
+        raise RuntimeError("internals changed")
+
+    watch = IdleWatch(lambda: calls.append("count") or 1, lambda: None, check_s=0, every_check=(reap,))
+    sleeps = iter([None, None, KeyboardInterrupt])
+
+    def fake_sleep(_s):
+        if next(sleeps) is KeyboardInterrupt:
+            raise KeyboardInterrupt
+    monkeypatch.setattr("dashboard.data.idle.time.sleep", fake_sleep)
+    try:
+        watch.run()
+    except KeyboardInterrupt:
+        pass
+    assert calls == ["reap", "count", "reap", "count"]

@@ -118,3 +118,35 @@ def test_two_hundred_sessions_opened_at_once_and_their_memory_given_back(live_se
     half_written = [p for p in live_server.cache.rglob("*") if p.name.startswith(".") and p.suffix == ".tmp"]
     assert half_written == []                                          # atomic writes: a file whole, or none
     assert tracebacks(log, start) == []
+
+
+def test_sessions_whose_browser_left_are_shut_down_once_their_reconnect_window_has_passed(artifacts, tmp_path):
+    """Streamlit drops an expired stored session only on a later write, and never shuts it down (its download
+    buttons' data stay in the runtime-wide media manager): the dashboard's watch shuts each one down within a check
+    of its window's end, with nobody else coming or going."""
+    from dashboard.data.idle import CHECK_S
+    from ticketnet.bench.load.server import dashboard_server
+
+    ttl = 2
+    log = tmp_path / "server.log"
+    env = {"TICKETNET_CACHE": str(tmp_path / "cache"), "TICKETNET_SCANS": str(tmp_path / "scans"),
+           "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
+           "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(ttl)}
+    tickets = sorted(split_tickets())
+
+    async def visit(ticket: str) -> str:
+        async with Session(url, timeout=180) as s:
+            r = await s.open("", f"ticket={ticket}")
+            assert r.errors() == [] and s.session_id
+            return s.session_id
+
+    with dashboard_server(log, env) as (url, proc):
+        ids = [run(visit(t)) for t in tickets[31:33]]
+        deadline = time.monotonic() + ttl + 3 * CHECK_S
+        while time.monotonic() < deadline and not all(f"Shut down session {i}" in log.read_text() for i in ids):
+            time.sleep(0.5)
+        logged = log.read_text(errors="replace")
+        assert [f"Shut down session {i}" in logged for i in ids] == [True, True]
+        run(still_serves(url, tickets[33]))                            # and the server goes on serving
+        assert proc.poll() is None
+    assert tracebacks(log) == []

@@ -195,6 +195,7 @@ class Session:
         self.query_string = ""
         self.values: dict[str, WidgetState] = {}  # what this tab holds for each widget it has set
         self.last: Run | None = None
+        self.session_id = ""                      # the server's id for this tab's session, from its first run
         self._ws = None
 
     async def connect(self) -> None:
@@ -290,6 +291,7 @@ class Session:
             if kind == "new_session":                   # a run starts (again, after a st.rerun)
                 started = True
                 run.page_hash = fm.new_session.page_script_hash
+                self.session_id = fm.new_session.initialize.session_id or self.session_id
                 run.elements.clear()
                 run.exceptions.clear()
             elif not started:                           # the tail of an earlier run (its session_status_changed)
