@@ -33,7 +33,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import router_choice, state, ui
-from dashboard.data import idle, model
+from dashboard.data import idle, model, sessions
 from ticketnet.paths import ROOT
 
 # The tab icon is an emoji: Streamlit draws it as an inline SVG, where a ":material/…:" icon would be fetched from
@@ -66,6 +66,7 @@ FORMULA_PAGES = [
     st.Page(ROOT / "pages" / "cost.py", title="Cost", icon=":material/speed:"),
 ]
 
+sessions.forget_stale_widgets()              # before any widget of this run is drawn
 page = st.navigation({"Inspect the router": PAGES, "Decide": DECISION_PAGES, "How attention works": FORMULA_PAGES})
 router_choice.router_picker()                 # before anything reads the router: the page, the picked ticket
 picks_ticket = page.url_path not in OWN_TICKET_PAGES

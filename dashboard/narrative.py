@@ -16,6 +16,16 @@ from ticketnet.interpret.metrics.disagreement import SMALL_EFFECT   # a probabil
 
 
 # -- numbers and tokens in sentences ------------------------------------------------------------------------------
+def team_option(teams: Sequence[str], predicted: int, i: int) -> str:
+    """A team as a choice of target: its name, marked when it is the predicted team."""
+    return teams[i] + (" (predicted)" if i == predicted else "")
+
+
+def head_name(k: int) -> str:
+    """Head `k` (from 0) as the pages name it (from 1)."""
+    return f"head {k + 1}"
+
+
 def fmt(x: float, decimals: int = 2) -> str:
     """A number with the digits it needs: `decimals` places, more for small values so that two significant digits
     show (0.45, 0.017, 0.0031; below 1e-4 as 3.1e-06), never "0.00" for a non-zero value, never a negative zero."""

@@ -181,6 +181,10 @@ def set_aside_text(split) -> None:
     st.caption("  \n".join(f":gray[{md_escape(line)}]" for line in shown.splitlines() if line.strip()) or " ")
 
 
+def _thread_switched(on_toggle: Callable[[bool], None], toggle_key: str) -> None:
+    on_toggle(bool(st.session_state[toggle_key]))
+
+
 def thread_view(text: str, whole: bool = False, toggle_key: str | None = None,
                 on_toggle: Callable[[bool], None] | None = None, elsewhere: str = "") -> bool:
     """An e-mail ticket as the router reads it: the new message as the ticket, what was set aside greyed out below
@@ -203,8 +207,8 @@ def thread_view(text: str, whole: bool = False, toggle_key: str | None = None,
     if toggle_key is None:
         return True
     st.session_state[toggle_key] = whole            # the analyst's choice as remembered, whichever page set it
-    st.toggle(THREAD_TOGGLE, key=toggle_key,
-              on_change=None if on_toggle is None else lambda: on_toggle(bool(st.session_state[toggle_key])),
+    st.toggle(THREAD_TOGGLE, key=toggle_key, on_change=None if on_toggle is None else _thread_switched,
+              args=(on_toggle, toggle_key),
               help="Route and interpret this ticket on its whole text, quoted history and signature included. "
                    "Kept in the link (?thread=whole) until another ticket is picked.")
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import streamlit as st
@@ -66,7 +67,7 @@ if not scans:
 
 names = [str(p) for p in scans]
 corpus_data.restore_scan(names)                  # the scan a link names, or the session's
-folder = Path(st.selectbox("Scan", names, key=FOLDER_KEY, format_func=lambda p: Path(p).name,
+folder = Path(st.selectbox("Scan", names, key=FOLDER_KEY, format_func=os.path.basename,
                            help=f"Finished scans under {corpus_data.scans_root()} (set TICKETNET_SCANS to look "
                                 "elsewhere); `python -m ticketnet scan INPUT --out FOLDER` makes one."))
 try:

@@ -117,7 +117,7 @@ with knockout_section:
                    "ticket's score minus the score with the edge cut. A heavy edge with no support was weight without effect.")
         row_peaks = W[:, query_row, :].max(dim=-1).values                 # (h,) each head's largest weight on this row
         default_head = int(row_peaks.argmax()) if n_tokens > 1 else 0
-        ko_head = st.selectbox("Head to cut", range(n_heads), index=default_head, format_func=lambda k: f"head {k + 1}",
+        ko_head = st.selectbox("Head to cut", range(n_heads), index=default_head, format_func=narrative.head_name,
                                key=f"ko_head_{text_key}_{block}_{query_row}",
                                help="Default: the head that puts the largest weight on one token of this row.")
         ko = interventions.knockout_row(pick.text, block - 1, ko_head, query_row, target, pick.whole_thread)

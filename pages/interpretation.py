@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -40,7 +42,7 @@ predicted = int(ins.predicted)
 t1, t2 = st.columns([2, 3], vertical_alignment="bottom")      # the target label and team whole at 1000 px
 target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
                       index=state.url_default(f"target_{text_key}", "target", state.one_of(teams), predicted),
-                      format_func=lambda i: teams[i] + (" (predicted)" if i == predicted else ""),
+                      format_func=partial(narrative.team_option, teams, predicted),
                       key=f"target_{text_key}")
 state.write_choice("target", None if target == predicted else teams[target])
 with t2:

@@ -92,3 +92,30 @@ class SessionReaper:
         except (AttributeError, RuntimeError):
             return None
         return reaper if reaper.install() else None
+
+
+# A widget no longer drawn loses its value at the end of the run, but in Streamlit 1.67 its WidgetMetadata (its
+# serde, its format_func and callbacks) stays in the session's state for the session's life. A widget keyed by
+# ticket (the target team, the head to cut) leaves one behind for every ticket opened, and a format_func or callback
+# defined in a page holds that page run's globals: its interpretation, its tables. So each run drops the metadata
+# of the widgets that neither the last run drew nor the browser reported.
+def forget_stale_widgets(safe_state: Any = None) -> int | None:
+    """Drop the metadata of the widgets gone from the session's state; how many, None where the internals differ.
+
+    `safe_state` is Streamlit's SafeSessionState, the current session's by default (call it inside a script run,
+    before any widget of the run is drawn)."""
+    if safe_state is None:
+        from streamlit.runtime.state import get_session_state
+
+        safe_state = get_session_state()
+    try:
+        lock, state = safe_state._lock, safe_state._state         # noqa: SLF001 - no public hook in Streamlit 1.67
+        with lock:
+            widgets = state._new_widget_state                       # noqa: SLF001
+            metadata, values, kept = widgets.widget_metadata, widgets.states, state._old_state  # noqa: SLF001
+            gone = [wid for wid in metadata if wid not in values and wid not in kept]
+            for wid in gone:
+                del metadata[wid]
+    except AttributeError:
+        return None
+    return len(gone)

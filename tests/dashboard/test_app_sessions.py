@@ -135,3 +135,62 @@ def test_gradient_attributions_do_not_disturb_other_sessions(app_env, valid_rows
         t.join()
     assert not failures, failures[:3]
     assert not shared.model.embed._forward_hooks and not shared.model.embed._forward_pre_hooks
+
+
+def test_a_session_keeps_none_of_the_tickets_it_left(app_env, valid_rows):
+    """Streamlit 1.67 keeps a widget's metadata after the widget is gone; a widget keyed by ticket (the target team)
+    would leave one per ticket opened, holding its page run (the interpretation's copy) for the session's life."""
+    import gc
+
+    from ticketnet.interpret.ticket import TicketInterpretation
+
+    def interpretations_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, TicketInterpretation) for o in gc.get_objects())
+
+    picks = [r["ticket_id"] for r in valid_rows if 30 < len(r["text"]) < 160][:4]
+    at = app_test(ticket=picks[0]).run()
+    metadata, alive = [], []
+    for ticket_id in picks:
+        at.query_params["ticket"] = ticket_id
+        at.switch_page(INTERPRETATION).run()
+        _ok(at)
+        assert _pick(at) == ticket_id
+        widgets = at.session_state._state._state._new_widget_state   # noqa: SLF001 - what the session holds
+        metadata.append(len(widgets.widget_metadata))
+        alive.append(interpretations_alive())
+    # From the second ticket on (the first also holds the Tickets page's widgets): one ticket's widgets, and not
+    # one more interpretation per ticket left.
+    assert len(set(metadata[1:])) == 1 and metadata[1] < metadata[0], metadata
+    assert max(alive[1:]) <= alive[0] <= 2, alive
+
+
+def test_forget_stale_widgets_keeps_what_the_last_run_drew(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import streamlit as st\n"
+        "from dashboard.data.sessions import forget_stale_widgets\n"
+        "st.session_state['dropped'] = forget_stale_widgets()\n"
+        "n = st.session_state.get('n', 0)\n"
+        "st.session_state['n'] = n + 1\n"
+        "st.selectbox('kept', [1, 2, 3], key='kept')\n"
+        "st.selectbox('per run', [1, 2], key=f'run_{n}')\n")
+    at = AppTest.from_file(str(script)).run()
+    at.selectbox(key="kept").select(3).run()
+    for _ in range(3):
+        at.run()
+    _ok(at)
+    assert at.selectbox(key="kept").value == 3                        # a drawn widget keeps its value and metadata
+    assert at.session_state["dropped"] == 1                           # the per-run widget of the run before last
+    # After a run: the widgets it drew (kept, run_4) and those the run before drew (run_3), not the five runs'.
+    metadata = at.session_state._state._state._new_widget_state.widget_metadata  # noqa: SLF001
+    assert sorted(wid.rsplit("-", 1)[-1] for wid in metadata) == ["kept", "run_3", "run_4"]
+
+
+def test_forget_stale_widgets_leaves_other_internals_alone():
+    from dashboard.data.sessions import forget_stale_widgets
+
+    class Unknown:
+        pass
+
+    assert forget_stale_widgets(Unknown()) is None
