@@ -5,6 +5,20 @@ from __future__ import annotations
 from dashboard.data.idle import IdleWatch, connected_sessions
 
 
+def _run_three_checks(watch, monkeypatch) -> None:
+    """Run the watch's loop until its third sleep (two checks and the start of a third), then stop it."""
+    sleeps = iter([None, None, KeyboardInterrupt])
+
+    def fake_sleep(_s):
+        if next(sleeps) is KeyboardInterrupt:
+            raise KeyboardInterrupt
+    monkeypatch.setattr("dashboard.data.idle.time.sleep", fake_sleep)
+    try:
+        watch.run()
+    except KeyboardInterrupt:
+        pass
+
+
 def test_it_releases_once_per_quiet_spell_and_never_while_anyone_is_connected():
     counts = iter([2, 0, 0, 0, 0, 1, 0, 0, None, 0, 0])
     released = []
@@ -27,17 +41,7 @@ def test_a_failing_release_does_not_end_the_watch(monkeypatch):
         raise RuntimeError("no")
 
     watch = IdleWatch(lambda: 0, boom, idle_s=0, check_s=0)
-    sleeps = iter([None, None, KeyboardInterrupt])
-
-    def fake_sleep(_s):
-        step = next(sleeps)
-        if step is KeyboardInterrupt:
-            raise KeyboardInterrupt
-    monkeypatch.setattr("dashboard.data.idle.time.sleep", fake_sleep)
-    try:
-        watch.run()
-    except KeyboardInterrupt:
-        pass
+    _run_three_checks(watch, monkeypatch)
     assert calls == [1] and watch.released                   # tried once, then left alone for this quiet spell
 
 
@@ -53,14 +57,5 @@ def test_every_check_runs_before_each_step_and_a_failing_one_does_not_end_the_wa
         raise RuntimeError("internals changed")
 
     watch = IdleWatch(lambda: calls.append("count") or 1, lambda: None, check_s=0, every_check=(reap,))
-    sleeps = iter([None, None, KeyboardInterrupt])
-
-    def fake_sleep(_s):
-        if next(sleeps) is KeyboardInterrupt:
-            raise KeyboardInterrupt
-    monkeypatch.setattr("dashboard.data.idle.time.sleep", fake_sleep)
-    try:
-        watch.run()
-    except KeyboardInterrupt:
-        pass
+    _run_three_checks(watch, monkeypatch)
     assert calls == ["reap", "count", "reap", "count"]
