@@ -68,7 +68,7 @@ for h in range(n_heads):
     top = frame[frame["head"] == f"head {h + 1}"].nsmallest(2, "rank")
     reads = ", then ".join(f"{md_escape(narrative.quote(r.token))} ({r.key_pos}) {narrative.fmt(r.weight)}"
                            for r in top.itertuples())
-    lines.append(f"- **head {h + 1}**: {md_escape(narrative.quote(tokens[query_row]))} reads {reads}")
+    lines.append(f"- **{narrative.head_name(h)}**: {md_escape(narrative.quote(tokens[query_row]))} reads {reads}")
 st.markdown("\n".join(lines))
 ui.chart(charts.query_bars, W, tokens, query_row)
 
@@ -150,7 +150,7 @@ with knockout_section:
             with pair_row.container(width="content"):
                 ui.chart(ic.effect_map_chart, maps[ko_head].support[unit], tokens, unit, step=step,
                          title=f"support of each edge, from cutting it, head {ko_head + 1}", team=team)
-            taus = pd.DataFrame({"head": [f"head {k + 1}" for k in range(n_heads)],
+            taus = pd.DataFrame({"head": [narrative.head_name(k) for k in range(n_heads)],
                                  "Kendall τ (n² weights vs n² supports)": [narrative.tau_text(m.tau(unit))
                                                                            for m in maps]})
             st.caption(f"Same axes: cell (query, key) on the right is the support of that edge of the left: "
