@@ -295,14 +295,15 @@ def routers_env(app_env, other_routers, monkeypatch, tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def larkfield_retrain(artifacts, tmp_path_factory) -> Path:
     """A second router on Larkfield's teams and splits, of the shipped shape, trained for four epochs on the first
-    5,000 training tickets (0.73 test accuracy, about 35 s): a weaker retrain to set beside the shipped router."""
+    3,000 training tickets (0.60 test accuracy against the shipped 0.94, about 45 s with its baseline): a weaker retrain
+    to set beside the shipped router."""
     import shutil
 
     from ticketnet.train import TrainConfig, train
 
     data = tmp_path_factory.mktemp("larkfield_data")
     lines = (artifacts.data / "train.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    (data / "train.csv").write_text("".join(lines[:5001]), encoding="utf-8")
+    (data / "train.csv").write_text("".join(lines[:3001]), encoding="utf-8")
     for name in ("valid.csv", "test.csv", "handwritten.csv", "handwritten_dev.csv", "teams.txt"):
         shutil.copy(artifacts.data / name, data / name)
     out = tmp_path_factory.mktemp("routers") / "retrain"
