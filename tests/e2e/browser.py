@@ -133,6 +133,19 @@ def settle(pg) -> None:
     pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+@contextlib.contextmanager
+def browser_page(browser, **context_options) -> Iterator:
+    """A page in a fresh context (its own cookies, session and viewport: `context_options`) of a launched
+    `browser`, its default timeout WAIT_MS; the context is closed afterwards."""
+    context = browser.new_context(**context_options)
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(WAIT_MS)
+        yield pg
+    finally:
+        context.close()
+
+
 def click_first_row(pg) -> None:
     """Select the first row of the page's last table (glide-data-grid: a 35 px header, then 35 px rows; the
     row-selection column is the leftmost ~30 px)."""

@@ -1,10 +1,11 @@
-"""Fixtures the browser test modules share: one real server on the shipped router with `other_routers` listed."""
+"""Fixtures the browser test modules share: one real server on the shipped router with `other_routers` listed, and
+one Chromium a module."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser import routers_server
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, routers_server
 
 
 @pytest.fixture(scope="package")
@@ -14,3 +15,15 @@ def routers_url(artifacts, other_routers, tmp_path_factory):
     session and URL, so one server started once serves them all."""
     with routers_server(artifacts, other_routers, tmp_path_factory) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One Chromium for a module's tests (each test opens its own context in it, `browser_page`): a launch costs
+    about 1.3 s, paid once a module instead of once a case."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -8,12 +8,12 @@ import shutil
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, WAIT_MS, assert_every_chart_drawn,
-                               click_first_row, no_exception, require_chromium, settle, shot, streamlit_server)
+from tests.e2e.browser import (PAGE_OVERFLOW_JS, assert_every_chart_drawn, browser_page, click_first_row, no_exception,
+                               require_chromium, settle, shot, streamlit_server)
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 OVERFLOW_JS = PAGE_OVERFLOW_JS
 N_TRAIN = 600
@@ -56,35 +56,28 @@ def server(artifacts, other_routers, tmp_path_factory):
 
 @pytest.mark.parametrize("router,width,theme", [("larkfield", 1366, "light"), ("larkfield", 1000, "dark"),
                                                 ("ops", 1366, "dark"), ("helpdesk", 1000, "light")])
-def test_the_label_issues_page_draws_and_picks(server, router, width, theme):
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=theme)
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT_MS)
-        try:
-            query = "" if router == "larkfield" else f"?router={router}"
-            pg.goto(f"{server}/label_issues{query}")
-            settle(pg)
-            no_exception(pg)
-            pg.get_by_text("No out-of-fold result from the router", exact=False).first.wait_for()
-            pg.get_by_text("baseline (TF-IDF", exact=False).first.click()        # the source picker
-            settle(pg)
-            pg.get_by_role("heading", name="Labels to doubt").wait_for()
-            no_exception(pg)
-            assert_every_chart_drawn(pg, f"label issues, {router}", at_least=2)
-            assert pg.evaluate(OVERFLOW_JS) <= 0, "the page is wider than the window"
-            shot(pg, f"label_issues_{router}_{width}_{theme}")
-            click_first_row(pg)
-            settle(pg)
-            no_exception(pg)
-            picked = pg.get_by_text(re.compile(r"^Picked ")).first
-            picked.wait_for()
-            pg.get_by_text("Evidence", exact=False).first.wait_for()
-            link = pg.get_by_role("link", name=re.compile(r"^Heads of "))
-            link.first.click()
-            settle(pg)
-            no_exception(pg)
-            pg.get_by_role("heading", name=re.compile(r"Block 1: the \d+ heads")).wait_for()
-        finally:
-            browser.close()
+def test_the_label_issues_page_draws_and_picks(chromium, server, router, width, theme):
+    with browser_page(chromium, viewport={"width": width, "height": 900}, color_scheme=theme) as pg:
+        query = "" if router == "larkfield" else f"?router={router}"
+        pg.goto(f"{server}/label_issues{query}")
+        settle(pg)
+        no_exception(pg)
+        pg.get_by_text("No out-of-fold result from the router", exact=False).first.wait_for()
+        pg.get_by_text("baseline (TF-IDF", exact=False).first.click()        # the source picker
+        settle(pg)
+        pg.get_by_role("heading", name="Labels to doubt").wait_for()
+        no_exception(pg)
+        assert_every_chart_drawn(pg, f"label issues, {router}", at_least=2)
+        assert pg.evaluate(OVERFLOW_JS) <= 0, "the page is wider than the window"
+        shot(pg, f"label_issues_{router}_{width}_{theme}")
+        click_first_row(pg)
+        settle(pg)
+        no_exception(pg)
+        picked = pg.get_by_text(re.compile(r"^Picked ")).first
+        picked.wait_for()
+        pg.get_by_text("Evidence", exact=False).first.wait_for()
+        link = pg.get_by_role("link", name=re.compile(r"^Heads of "))
+        link.first.click()
+        settle(pg)
+        no_exception(pg)
+        pg.get_by_role("heading", name=re.compile(r"Block 1: the \d+ heads")).wait_for()

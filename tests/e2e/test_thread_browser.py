@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, PAGE_OVERFLOW_JS, SHOTS, WAIT_MS, no_exception,
-                               require_chromium, settle, type_ticket)
+from tests.e2e.browser import (PAGE_OVERFLOW_JS, SHOTS, browser_page, no_exception, require_chromium, settle,
+                               type_ticket)
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 # Flattened the way a helpdesk export writes it: the line breaks turned into " / ".
 THREAD = ("Thanks, the refund arrived. While I've got you, the tracking link for my second box doesn't work. / "
@@ -44,42 +44,35 @@ def _grey(pg, locator) -> bool:
 
 # Each width and each theme once: the greyed colour and the layout depend on one each, not on the pair.
 @pytest.mark.parametrize("width,height,scheme", [(1366, 768, "light"), (1000, 900, "dark")])
-def test_a_typed_thread_shows_its_new_message_the_greyed_quoted_part_and_the_switch(server, width, height, scheme):
+def test_a_typed_thread_shows_its_new_message_the_greyed_quoted_part_and_the_switch(chromium, server, width, height,
+                                                                                    scheme):
     where = f"thread ticket at {width} px, {scheme}"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT_MS)
-        try:
-            pg.goto(server)
-            settle(pg)
-            type_ticket(pg, THREAD)
-            no_exception(pg)
-            pg.get_by_role("link", name="Interpretation of your ticket").click()
-            settle(pg)
-            no_exception(pg)
-            pg.get_by_role("heading", name="Interpretation", exact=True).wait_for()
-            main = pg.locator('[data-testid="stMain"]')
-            ticket_text = main.locator('[data-testid="stText"]', has_text=NEW).first
-            assert ticket_text.is_visible(), where
-            assert QUOTED not in ticket_text.inner_text(), f"{where}: the quoted part is shown as the ticket"
-            greyed = main.locator('[data-testid="stCaptionContainer"]', has_text=QUOTED).first
-            assert greyed.is_visible(), f"{where}: the quoted part is not shown"
-            assert _grey(pg, greyed), f"{where}: the quoted part is not greyed out"
-            note = main.locator('[data-testid="stCaptionContainer"]', has_text="characters): the router read").first
-            assert note.is_visible() and "quoted history" in note.inner_text(), where
-            assert pg.locator("b, strong", has_text="Ms Shah").count() == 0, f"{where}: user text rendered as HTML"
-            assert pg.evaluate(PAGE_OVERFLOW_JS) <= 1, f"{where}: the page is wider than the window"
-            _shot(pg, f"thread_{width}_{scheme}")
+    with browser_page(chromium, viewport={"width": width, "height": height}, color_scheme=scheme) as pg:
+        pg.goto(server)
+        settle(pg)
+        type_ticket(pg, THREAD)
+        no_exception(pg)
+        pg.get_by_role("link", name="Interpretation of your ticket").click()
+        settle(pg)
+        no_exception(pg)
+        pg.get_by_role("heading", name="Interpretation", exact=True).wait_for()
+        main = pg.locator('[data-testid="stMain"]')
+        ticket_text = main.locator('[data-testid="stText"]', has_text=NEW).first
+        assert ticket_text.is_visible(), where
+        assert QUOTED not in ticket_text.inner_text(), f"{where}: the quoted part is shown as the ticket"
+        greyed = main.locator('[data-testid="stCaptionContainer"]', has_text=QUOTED).first
+        assert greyed.is_visible(), f"{where}: the quoted part is not shown"
+        assert _grey(pg, greyed), f"{where}: the quoted part is not greyed out"
+        note = main.locator('[data-testid="stCaptionContainer"]', has_text="characters): the router read").first
+        assert note.is_visible() and "quoted history" in note.inner_text(), where
+        assert pg.locator("b, strong", has_text="Ms Shah").count() == 0, f"{where}: user text rendered as HTML"
+        assert pg.evaluate(PAGE_OVERFLOW_JS) <= 1, f"{where}: the page is wider than the window"
+        _shot(pg, f"thread_{width}_{scheme}")
 
-            pg.get_by_text("Read the quoted part too").click()
-            settle(pg)
-            no_exception(pg)
-            assert "thread=whole" in pg.url, where
-            main.locator('[data-testid="stCaptionContainer"]', has_text="Reading the whole thread").first.wait_for()
-            assert main.locator('[data-testid="stText"]', has_text=QUOTED).first.is_visible(), where
-            _shot(pg, f"thread_{width}_{scheme}_whole")
-        finally:
-            context.close()
-            browser.close()
+        pg.get_by_text("Read the quoted part too").click()
+        settle(pg)
+        no_exception(pg)
+        assert "thread=whole" in pg.url, where
+        main.locator('[data-testid="stCaptionContainer"]', has_text="Reading the whole thread").first.wait_for()
+        assert main.locator('[data-testid="stText"]', has_text=QUOTED).first.is_visible(), where
+        _shot(pg, f"thread_{width}_{scheme}_whole")
