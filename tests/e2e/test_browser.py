@@ -14,14 +14,13 @@ import time
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, assert_every_chart_drawn, charts_drawn,
-                               click_first_row, no_exception, require_chromium, settle, shot, shot_path,
-                               streamlit_server, ticket_in_url, type_ticket)
+from tests.e2e.browser import (assert_every_chart_drawn, browser_page, charts_drawn, click_first_row, no_exception,
+                               require_chromium, settle, shot, shot_path, streamlit_server, ticket_in_url, type_ticket)
 from tests.conftest import DEFAULT_TICKET
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +34,9 @@ def server(artifacts, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 2200})
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT_MS)
+def page(server, chromium):
+    with browser_page(chromium, viewport={"width": 1500, "height": 2200}) as pg:
         yield pg
-        context.close()
-        browser.close()
 
 
 def test_pick_a_ticket_and_walk_every_page(server, page, valid_rows):
@@ -137,14 +130,11 @@ OVERFLOW_JS = """() => [...document.querySelectorAll('[data-testid=stVegaLiteCha
 })"""
 
 
-def test_laptop_width_dark_theme_charts_fit_their_column(server, page, valid_rows):
+def test_laptop_width_dark_theme_charts_fit_their_column(server, chromium, valid_rows):
     # Issue 10 items 8 and 15: at 1000 px charts ran up to 361 px past their column (a 178-token ticket's heads
     # 1,546 px wide); the dashboard ignored the OS dark setting.
     longest = max(valid_rows, key=lambda r: len(r["text"]))["ticket_id"]
-    context = page.context.browser.new_context(viewport={"width": 1000, "height": 2200}, color_scheme="dark")
-    try:
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT_MS)
+    with browser_page(chromium, viewport={"width": 1000, "height": 2200}, color_scheme="dark") as pg:
         for path, charts in ((f"/heads?ticket={longest}", 3), (f"/interpretation?ticket={DEFAULT_TICKET}", 5)):
             pg.goto(server + path)
             settle(pg)
@@ -156,8 +146,6 @@ def test_laptop_width_dark_theme_charts_fit_their_column(server, page, valid_row
             shot(pg, "8_dark_1000" + path.split("?")[0].replace("/", "_"))
         background = pg.evaluate("getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor")
         assert sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 80, background   # dark, as the OS says
-    finally:
-        context.close()
 
 
 ALL_CHARTS_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
@@ -189,16 +177,13 @@ def _section_shots(pg, label: str, name: str, most: int = 5) -> None:
         pg.mouse.wheel(0, view["height"] - 120)
 
 
-def test_intervention_views_are_drawn_and_fit_at_two_widths(server, page):
+def test_intervention_views_are_drawn_and_fit_at_two_widths(server, chromium):
     # Issue 13: T-65052's Heads page (edge knockout, effect maps, head ablation) and Interpretation page (contrast
     # patching, phrases) with every section opened: each chart drawn, no exception, nothing past its column.
     sections = {"heads": ("Cutting attention edges", "Switching heads off"),
                 "interpretation": ("Contrast pair and activation patching", "Phrases: deletion, pairs")}
     for width, height in ((1366, 768), (1000, 800)):
-        context = page.context.browser.new_context(viewport={"width": width, "height": height})
-        try:
-            pg = context.new_page()
-            pg.set_default_timeout(WAIT_MS)
+        with browser_page(chromium, viewport={"width": width, "height": height}) as pg:
             for path, labels in sections.items():
                 pg.goto(f"{server}/{path}?ticket={DEFAULT_TICKET}")
                 settle(pg)
@@ -214,20 +199,15 @@ def test_intervention_views_are_drawn_and_fit_at_two_widths(server, page):
                 assert max(over) <= 1, f"{path} at {width} px: a chart runs {max(over)} px past its column ({over})"
                 for i, label in enumerate(labels):
                     _section_shots(pg, label, f"9_{path}_{width}x{height}_section{i + 1}")
-        finally:
-            context.close()
 
 
-def test_the_split_wide_charts_draw_their_marks_at_both_widths_and_themes(server, page):
+def test_the_split_wide_charts_draw_their_marks_at_both_widths_and_themes(server, chromium):
     # Issue 23 item 1: the per-ticket Kendall τ box plot of "Across a split" had a 0 px wide plot (its labels took its
     # 110 px) and drew no box, at every width and theme; a check that a <canvas>/<svg> exists never saw it. Computed
     # on the handwritten split (390 tickets) in the test's own cache, then every chart of the page is read from its
     # Vega view at 1366 × 768 light and 1000 × 800 dark.
     for (width, height), scheme in (((1366, 768), "light"), ((1000, 800), "dark")):
-        context = page.context.browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-        try:
-            pg = context.new_page()
-            pg.set_default_timeout(WAIT_MS)
+        with browser_page(chromium, viewport={"width": width, "height": height}, color_scheme=scheme) as pg:
             pg.goto(f"{server}/interpretation?ticket={DEFAULT_TICKET}")
             settle(pg)
             pg.get_by_role("heading", name="Across a split").first.scroll_into_view_if_needed()
@@ -248,5 +228,3 @@ def test_the_split_wide_charts_draw_their_marks_at_both_widths_and_themes(server
             pg.get_by_role("heading", name="Across a split").first.evaluate("e => e.scrollIntoView({block: 'start'})")
             time.sleep(0.5)
             pg.screenshot(path=str(shot_path(f"10_split_{width}x{height}_{scheme}")))
-        finally:
-            context.close()
