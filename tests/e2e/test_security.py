@@ -25,12 +25,12 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, click_first_row, free_port, no_exception,
-                           require_chromium, settle, streamlit_server, type_ticket)
+from tests.e2e.browser import (browser_page, click_first_row, free_port, no_exception, require_chromium, settle,
+                               streamlit_server, type_ticket)
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 CANARY = "window.__ticketnet_xss"
 PAYLOAD = "\n".join([
@@ -63,20 +63,14 @@ def server(artifacts, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser_page(server):
+def recorded_page(server, chromium):
     """A page that records dialogs (dismissing them) and every request the browser makes."""
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1800})
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT_MS)
+    with browser_page(chromium, viewport={"width": 1400, "height": 1800}) as pg:
         dialogs: list[str] = []
         requests: list[str] = []
         pg.on("dialog", lambda d: (dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
-        context.on("request", lambda r: requests.append(r.url))
+        pg.context.on("request", lambda r: requests.append(r.url))
         yield pg, dialogs, requests
-        context.close()
-        browser.close()
 
 
 def _left_the_machine(requests: list[str]) -> list[str]:
@@ -96,9 +90,9 @@ def _plain_text_shown(pg, line: str) -> None:
     assert any(line in t for t in texts), f"{line!r} is not on the page as plain text"
 
 
-def test_injection_tickets_are_inert_on_every_page(server, browser_page):
+def test_injection_tickets_are_inert_on_every_page(server, recorded_page):
     url, _ = server
-    pg, dialogs, _ = browser_page
+    pg, dialogs, _ = recorded_page
     pg.goto(url)
     settle(pg)
     type_ticket(pg, PAYLOAD)
@@ -121,9 +115,9 @@ def test_injection_tickets_are_inert_on_every_page(server, browser_page):
         _inert(pg, dialogs, name)
 
 
-def test_an_injection_ticket_in_the_url_is_inert(server, browser_page):
+def test_an_injection_ticket_in_the_url_is_inert(server, recorded_page):
     url, _ = server
-    pg, dialogs, _ = browser_page
+    pg, dialogs, _ = recorded_page
     for page in ("", "heads", "interpretation"):
         pg.goto(f"{url}/{page}?" + urllib.parse.urlencode({"ticket": "custom", "text": URL_PAYLOAD}))
         settle(pg)
@@ -132,12 +126,12 @@ def test_an_injection_ticket_in_the_url_is_inert(server, browser_page):
         _inert(pg, dialogs, f"/{page} from a link")
 
 
-def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_path, browser_page):
+def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_path, recorded_page):
     """An uploaded ticket file is user text too: scanned, listed, filtered and picked on the Corpus page (a server of
     its own, with the scan in its $TICKETNET_SCANS; the module's browser, which records dialogs and requests)."""
     from ticketnet.corpus.engine import run_scan
 
-    pg, dialogs, requests = browser_page
+    pg, dialogs, requests = recorded_page
     lines = PAYLOAD.splitlines() + [URL_PAYLOAD]
     csv = tmp_path / "injected.csv"
     csv.write_text("ticket_id,text\n" + "".join(f'X-{i},"{line.replace(chr(34), chr(34) * 2)}"\n'
@@ -175,8 +169,8 @@ def test_a_scan_of_injection_tickets_is_inert_on_the_corpus_page(artifacts, tmp_
     assert outside == [], f"the Corpus page asked other hosts: {outside[:10]}"
 
 
-def test_the_browser_asks_nothing_of_any_other_host(server, browser_page):
-    pg, _, requests = browser_page
+def test_the_browser_asks_nothing_of_any_other_host(server, recorded_page):
+    pg, _, requests = recorded_page
     assert requests, "the request recorder saw nothing"
     outside = _left_the_machine(requests)
     assert outside == [], f"requests left the machine (usage statistics, fonts, CDN?): {outside[:10]}"
