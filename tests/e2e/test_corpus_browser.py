@@ -7,22 +7,20 @@ import shutil
 
 import pytest
 
-from tests.e2e.browser import (CHROMIUM, CHROMIUM_ARGS, WAIT_MS, click_first_row, no_exception, require_chromium,
-                               settle, shot, streamlit_server)
+from tests.e2e.browser import (browser_page, click_first_row, no_exception, require_chromium, settle, shot,
+                               streamlit_server)
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 
-def test_open_a_scan_filter_by_a_word_pick_a_ticket_and_see_its_heads(artifacts, full_scan, tmp_path):
+def test_open_a_scan_filter_by_a_word_pick_a_ticket_and_see_its_heads(artifacts, full_scan, tmp_path, chromium):
     shutil.copytree(full_scan, tmp_path / "scans" / "shipped")
     env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
            "TICKETNET_SCANS": str(tmp_path / "scans")}
-    with streamlit_server(env, tmp_path / "server.log") as (url, _), sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        pg = browser.new_context(viewport={"width": 1500, "height": 2400}).new_page()
-        pg.set_default_timeout(WAIT_MS)
+    with (streamlit_server(env, tmp_path / "server.log") as (url, _),
+          browser_page(chromium, viewport={"width": 1500, "height": 2400}) as pg):
         pg.goto(f"{url}/corpus")
         settle(pg)
         pg.get_by_role("heading", name="What the router relies on, per team").wait_for()
@@ -55,4 +53,3 @@ def test_open_a_scan_filter_by_a_word_pick_a_ticket_and_see_its_heads(artifacts,
         assert f"ticket={tid}" in pg.url and "scan=shipped" in pg.url
         no_exception(pg)
         shot(pg, "corpus_3_heads")
-        browser.close()
