@@ -1,4 +1,4 @@
-"""Once every analyst has left: the per-ticket results dropped and the freed memory handed back to the system."""
+"""Freed memory handed back to the system while analysts work, and the per-ticket results too once they have left."""
 
 # The caches are bounded (max_entries, and TICKET_TTL_S per entry); but what they hold, and what the
 # allocator keeps for reuse (ticketnet._runtime.allocator.keep_freed_memory), stays after the last analyst has gone:
@@ -6,6 +6,11 @@
 # idle for IDLE_S seconds drops the per-ticket caches (inspections, interpretations, chart specs, the tables
 # st.cache_data copies out) and trims the heap; the router, the split-wide tables and the results on disk stay, so
 # the next analyst waits only for the ticket they open.
+#
+# Under load the heap is trimmed every TRIM_S seconds too. The allocator keeps freed blocks where they were for
+# speed (each one given back is a page fault when reused), so what a page run freed stayed resident until the next
+# quiet spell: a server of 20 analysts held 235-280 MB of live heap and 280-410 MB of free heap, and its resident
+# size swung by up to 170 MB from one minute to the next with the mix of page runs (docs/performance.md, "Memory").
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import streamlit as st
 
 IDLE_S = 120.0           # no websocket connected for this long (sessions themselves go 30 s after theirs closed)
 CHECK_S = 5.0
+TRIM_S = 30.0            # while anyone is connected: freed heap handed back this often
 
 
 def connected_sessions() -> int | None:
@@ -31,6 +37,13 @@ def connected_sessions() -> int | None:
         return int(manager.num_active_sessions())
     except (AttributeError, TypeError):
         return None
+
+
+def trim_heap() -> None:
+    """Hand the heap's free pages back (glibc malloc_trim); the live objects and every cache stay."""
+    from ticketnet._runtime import allocator
+
+    allocator.release_freed_memory()
 
 
 def release_idle_memory() -> None:
@@ -47,22 +60,34 @@ def release_idle_memory() -> None:
 
 class IdleWatch:
     """Calls `release` once after `idle_s` seconds with no session connected (`count`), again only after analysts
-    have come back and gone again. `step(now)` does one check; `run` checks every `check_s` seconds forever, calling
-    each of `every_check` first (the expired sessions' reaping: their memory is what the release then hands back)."""
+    have come back and gone again; while anyone is connected, calls `trim` (if given) every `trim_s` seconds.
+    `step(now)` does one check; `run` checks every `check_s` seconds forever, calling each of `every_check` first
+    (the expired sessions' reaping: their memory is what the release then hands back)."""
 
     def __init__(self, count: Callable[[], int | None], release: Callable[[], None], idle_s: float = IDLE_S,
-                 check_s: float = CHECK_S, every_check: Sequence[Callable[[], object]] = ()) -> None:
+                 check_s: float = CHECK_S, every_check: Sequence[Callable[[], object]] = (),
+                 trim: Callable[[], object] | None = None, trim_s: float = TRIM_S) -> None:
         self.count, self.release, self.idle_s, self.check_s = count, release, idle_s, check_s
         self.every_check = tuple(every_check)
+        self.trim, self.trim_s = trim, trim_s
         self.idle_since: float | None = None
+        self.trimmed_at: float | None = None
         self.released = False
         self.releases = 0
+        self.trims = 0
 
     def step(self, now: float) -> None:
         n = self.count()
         if n is None or n > 0:
             self.idle_since, self.released = None, False
+            if n and self.trim is not None:
+                if self.trimmed_at is None:
+                    self.trimmed_at = now             # the first trim a full interval after analysts arrive
+                elif now - self.trimmed_at >= self.trim_s:
+                    self.trimmed_at, self.trims = now, self.trims + 1
+                    self.trim()
             return
+        self.trimmed_at = None
         if self.idle_since is None:
             self.idle_since = now
         if not self.released and now - self.idle_since >= self.idle_s:
@@ -88,7 +113,8 @@ def _watch() -> threading.Thread:
     from dashboard.data.sessions import SessionReaper
 
     reaper = SessionReaper.for_runtime()
-    watch = IdleWatch(connected_sessions, release_idle_memory, every_check=() if reaper is None else (reaper.reap,))
+    watch = IdleWatch(connected_sessions, release_idle_memory, every_check=() if reaper is None else (reaper.reap,),
+                      trim=trim_heap)
     thread = threading.Thread(target=watch.run, name="ticketnet-idle-watch", daemon=True)
     thread.start()
     return thread

@@ -59,3 +59,28 @@ def test_every_check_runs_before_each_step_and_a_failing_one_does_not_end_the_wa
     watch = IdleWatch(lambda: calls.append("count") or 1, lambda: None, check_s=0, every_check=(reap,))
     _run_three_checks(watch, monkeypatch)
     assert calls == ["reap", "count", "reap", "count"]
+
+
+def test_while_anyone_is_connected_the_heap_is_trimmed_every_interval_and_never_on_an_idle_server():
+    counts = iter([3, 3, 3, 3, 1, 0, 0, 2, 2, 2, None, 2])
+    trims = []
+    watch = IdleWatch(lambda: next(counts), lambda: None, idle_s=100, trim=lambda: trims.append(True), trim_s=30)
+    log = []
+    for t in (0, 10, 30, 55, 61, 70, 200, 210, 230, 241, 250, 300):
+        watch.step(t)
+        log.append(watch.trims)
+    # analysts from 0: trimmed at 30 and at 61 (31 s later), not at 55; nobody at 70 and 200 (no trim, the interval
+    # restarts); back at 210: the next trim at 241; an unreadable count (None) neither trims nor restarts the interval
+    assert log == [0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4]
+    assert len(trims) == 4
+
+
+def test_the_trim_hands_the_heap_back_and_keeps_every_cache(monkeypatch):
+    from dashboard.data import idle
+    from ticketnet._runtime import allocator
+
+    calls = []
+    monkeypatch.setattr(allocator, "release_freed_memory", lambda: calls.append("trim") or True)
+    monkeypatch.setattr(idle.st.cache_data, "clear", lambda: calls.append("cleared"))
+    idle.trim_heap()
+    assert calls == ["trim"]
