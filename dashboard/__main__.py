@@ -17,6 +17,9 @@ APP = Path(__file__).resolve().parent / "app.py"
 # glibc gives contending threads malloc arenas of their own (up to 8 per core), each keeping its own freed memory;
 # the server's sessions run in threads that come and go. docs/performance.md ("Memory") measures it both ways.
 SERVER_ARENAS = 2
+# Freed blocks stay in the heap for reuse, so the per-ticket tensor work does not page-fault (mapping blocks of 1 MiB
+# and more apart instead cost Heads and Interpretation 8-14 % more CPU per action); the idle watch hands the heap's
+# free pages back every 30 s while analysts work, and once they have left (dashboard/data/idle.py).
 # NumPy's OpenBLAS keeps a thread per core that spins after each call waiting for the next: on the server that was a
 # third of a ticket's first Interpretation's CPU (0.38-0.41 against 0.24-0.31 CPU s with one thread, alternated runs
 # of `python -m ticketnet.bench.load.run --cost`; docs/performance.md). The sessions share out the cores instead, as
@@ -66,12 +69,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from streamlit.web import cli
 
-    from ticketnet._runtime.allocator import keep_small_pages, limit_arenas, return_large_blocks
+    from ticketnet._runtime.allocator import keep_freed_memory, keep_small_pages, limit_arenas
 
     if "MALLOC_ARENA_MAX" not in os.environ:             # glibc's own variables, when set, win
         limit_arenas(SERVER_ARENAS)                      # before any thread starts
     if not {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
-        return_large_blocks()                            # large blocks go back to the system when freed
+        keep_freed_memory()                              # freed blocks kept for reuse; the idle watch trims the heap
     if os.environ.get(HUGE_PAGES_ENV) != "1":
         keep_small_pages()                               # and what goes back stays back
     threading.Thread(target=_preload, args=(_first_page_routes(),), name="ticketnet-preload", daemon=True).start()

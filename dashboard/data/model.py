@@ -14,7 +14,6 @@ import streamlit as st
 from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
-from ticketnet._runtime.allocator import keep_freed_memory
 from ticketnet.card import RouterCard, WeightsError, load_card
 
 if TYPE_CHECKING:
@@ -124,8 +123,8 @@ def _load_router(path: str, key: tuple) -> Router:
     # graphs through shared tensors, and any attempt to train or step this model fails loudly instead.
     from ticketnet.router import Router
 
-    # Process-wide (idempotent): repeated per-ticket computations stop page-faulting on a regrown heap.
-    keep_freed_memory()
+    # The heap's settings are the launcher's (dashboard/__main__.py), with the idle watch's trims that go with them;
+    # setting any here, on the router's first load, would override them for the whole server.
     r = Router.load(path)
     r.model.eval()
     r.model.requires_grad_(False)

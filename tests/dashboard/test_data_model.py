@@ -75,3 +75,17 @@ def test_the_router_is_loaded_first_so_broken_weights_stop_before_the_computatio
 
     assert compute(3) == 3 and compute(3) == 3
     assert calls == ["router", 3, "router"]
+
+
+def test_loading_the_router_leaves_the_launcher_s_heap_settings_alone(own_weights, monkeypatch):
+    # python -m dashboard sets the heap's thresholds once, for the whole server; a mallopt on the router's first load
+    # would override them for every session (it did: the launcher's choice never held once a page had loaded it).
+    import ticketnet._runtime.allocator as allocator
+    from dashboard.data import model
+
+    calls = []
+    monkeypatch.setattr(allocator, "_mallopt", lambda param, value: calls.append((param, value)) or True)
+    model._load_router.clear()
+    loaded = model.router()
+    assert loaded.teams and calls == []
+    model._load_router.clear()

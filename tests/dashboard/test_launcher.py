@@ -90,7 +90,7 @@ def test_the_dashboard_launcher_sets_its_malloc_options_unless_glibc_s_variables
     monkeypatch.setattr(sys, "argv", list(sys.argv))                # the launcher hands its arguments to Streamlit
     calls = []
     monkeypatch.setattr(allocator, "limit_arenas", lambda n: calls.append(n) or True)
-    monkeypatch.setattr(allocator, "return_large_blocks", lambda: calls.append("blocks") or True)
+    monkeypatch.setattr(allocator, "keep_freed_memory", lambda: calls.append("keep freed") or True)
     monkeypatch.setattr(allocator, "keep_small_pages", lambda: calls.append("small pages") or True)
     monkeypatch.delenv(launcher.HUGE_PAGES_ENV, raising=False)
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
@@ -99,7 +99,7 @@ def test_the_dashboard_launcher_sets_its_malloc_options_unless_glibc_s_variables
     monkeypatch.setattr(launcher.threading, "Thread", lambda **kw: type("T", (), {"start": lambda self: None})())
     monkeypatch.setattr(cli, "main", lambda: 0)
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS, "blocks",
+    assert launcher.main(["--server.headless", "true"]) == 0 and calls == [launcher.SERVER_ARENAS, "keep freed",
                                                                               "small pages"]
     assert os.environ["OPENBLAS_NUM_THREADS"] == str(launcher.SERVER_BLAS_THREADS)
     calls.clear()

@@ -20,7 +20,7 @@ def test_glibc_takes_both_settings():
 def test_no_mallopt_means_no_change(monkeypatch):
     monkeypatch.setattr(allocator.ctypes.util, "find_library", lambda name: "no-such-libc.so.404")
     assert allocator.keep_freed_memory() is False
-    assert allocator.return_large_blocks() is False and allocator.limit_arenas(2) is False
+    assert allocator.limit_arenas(2) is False
     assert allocator.keep_small_pages() is False
 
 
@@ -35,8 +35,6 @@ def test_the_cli_sets_it_before_running_a_command(monkeypatch, capsys):
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's mallopt only")
 def test_glibc_takes_an_arena_limit_and_a_bad_one_is_refused():
     assert allocator.limit_arenas(2) is True
-    assert allocator.return_large_blocks() is True
-    assert allocator.keep_freed_memory() is True                    # the CLI's settings back, for later tests
     with pytest.raises(ValueError, match="at least 1"):
         allocator.limit_arenas(0)
 

@@ -25,20 +25,6 @@ def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 
     return _thresholds(mmap_threshold, trim_threshold)
 
 
-def return_large_blocks(mmap_threshold: int = 1 << 20, trim_threshold: int = 16 << 20) -> bool:
-    """The opposite trade for a long-lived server: blocks of `mmap_threshold` and more are mapped on their own and
-    go back to the system when freed, and the heap is trimmed past `trim_threshold` of free space at its top.
-    True if glibc took both settings; False otherwise (nothing else changes).
-
-    Fixed thresholds also stop glibc's adaptive one from rising after a large block is freed, after which large
-    tensors come from the heap and leave it fragmented. Measured on the dashboard server, 20 analysts: after 7
-    minutes of them and 3 with nobody, 1.12x the resting memory; after 20 minutes of them, 1.24x at the idle
-    release and 1.39x again 6 minutes after they left, as with glibc's defaults (docs/performance.md, "Memory").
-    The cost per action did not rise.
-    """
-    return _thresholds(mmap_threshold, trim_threshold)
-
-
 def _thresholds(mmap_threshold: int, trim_threshold: int) -> bool:
     """Both thresholds set (each tried even if the other is refused); True if glibc took both."""
     return _mallopt(M_MMAP_THRESHOLD, mmap_threshold) & _mallopt(M_TRIM_THRESHOLD, trim_threshold)
