@@ -32,9 +32,10 @@ with st.container(border=True):
     ui.parity_badge(ins.max_difference, ins.differences)
 
 text_key = pick.text_key
-c1, c2, c3 = st.columns([1, 3, 2], gap="medium")
+blocks = list(range(1, n_blocks + 1))
+# The block picker's column grows with its buttons: at [1, 3, 2] a 1,000 px window cut the second one off.
+c1, c2, c3 = st.columns([0.75 * max(2, len(blocks)), 3, 2], gap="medium")
 with c1:
-    blocks = list(range(1, n_blocks + 1))
     block = st.segmented_control("Block", blocks, default=state.url_default("block", "block", state.int_in(blocks), 1),
                                  key="block", required=True,
                                  help="Block 1 reads the token embeddings; block 2 reads block 1's output.")
