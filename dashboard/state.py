@@ -177,16 +177,18 @@ def _write_url() -> None:
         if cached is None or cached[0] != ss[_TEXT]:
             cached = ss[_LINKED] = (ss[_TEXT], link_params(ss[_TEXT]))
         params = cached[1]
-    write_query(("ticket", *_LINK_PARAMS), {"ticket": ticket, **params})
+    # A session's first run writes the ticket even if the URL it was sent holds it: a browser that reconnects to a
+    # restarted server mid-run may clear its address bar after sending it (tests/e2e/test_fault.py).
+    write_query(("ticket", *_LINK_PARAMS), {"ticket": ticket, **params}, always=_WROTE not in ss)
     ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
 
 
-def write_query(names, params: dict[str, str]) -> None:
+def write_query(names, params: dict[str, str], always: bool = False) -> None:
     """Set each of `names` in the URL to its value in `params`, and drop those `params` lacks; a parameter that
-    already holds its value is not written again (each write is a message to the browser)."""
+    already holds its value is not written again (each write is a message to the browser) unless `always`."""
     for name in names:
         if name in params:
-            if st.query_params.get(name) != params[name]:
+            if always or st.query_params.get(name) != params[name]:
                 st.query_params[name] = params[name]
         elif name in st.query_params:
             del st.query_params[name]
