@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 import streamlit as st
@@ -82,11 +81,8 @@ def interpretation(text: str, target: int | None = None, evidence: str = "", who
     if pool is not None:                   # another process: this server's sessions keep its interpreter lock
         return pool.submit(str(weights_path()), weights_stamp(), text, target, evidence or "", whole_thread,
                            phrases, ()).result()
-    r = reader(whole_thread)
-    # Captum's gradient attributions register forward hooks on the model's embedding layer while they run, and a
-    # hook on the shared model would fire inside other sessions' forward passes ("size of tensor a (28) must match
-    # the size of tensor b (41)"). They get a private copy of the model (about 8 ms).
-    return interpret_ticket(replace(r, model=copy.deepcopy(r.model)), text, target=target, evidence=evidence or "",
+    # The shared model itself: the gradient attributions hook nothing on it (ticketnet.interpret.methods.gradients).
+    return interpret_ticket(reader(whole_thread), text, target=target, evidence=evidence or "",
                             inspection=inspection(text, whole_thread), phrases=phrases, eraser_signals=(),
                             counterfactuals=removal_variants(text, whole_thread),
                             memo=forward_memo(text, whole_thread))

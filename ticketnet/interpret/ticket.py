@@ -110,7 +110,7 @@ def eraser_table(model, ti: "TicketInterpretation", names: Sequence[str],
 
 
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",
-                     ig_steps: int = 64, n_draws: int = 200, seed: int = 0,
+                     ig_steps: int = 32, n_draws: int = 200, seed: int = 0,
                      inspection: Inspection | None = None, phrases: bool = True,
                      counterfactuals: Counterfactuals | None = None,
                      memo: ForwardMemo | None = None,

@@ -40,3 +40,38 @@ def test_gradient_x_input_works_inside_inference_mode():
         ids = torch.tensor([4, 9, 16, 25])                             # an inference tensor
         gxi = gradient_x_input(model, ids, target=1)
     assert gxi.shape == (4,) and torch.isfinite(gxi).all() and gxi.abs().sum() > 0
+
+
+def test_attributions_at_the_token_vectors_equal_captums_layer_methods_on_the_embedding(router, valid_rows):
+    # The same path as Captum's layer methods on `embed` (which hook the layer), computed without a hook: equal to
+    # the last float on the shipped router, and the model it ran on holds no hook afterwards or during.
+    import copy
+
+    from captum.attr import LayerGradientXActivation, LayerIntegratedGradients
+
+    reference = copy.deepcopy(router.model)
+
+    def probs(ids):
+        return torch.softmax(reference(ids, torch.zeros_like(ids, dtype=torch.bool)), -1)
+
+    for row in valid_rows[:12]:
+        ids = torch.tensor(router.encode(row["text"]).ids)
+        ours = integrated_gradients(router.model, ids, 2, steps=32, max_steps=32)
+        ref, delta = LayerIntegratedGradients(probs, reference.embed).attribute(
+            ids[None], baselines=torch.zeros_like(ids[None]), target=2, n_steps=32, return_convergence_delta=True)
+        torch.testing.assert_close(ours.attributions, ref[0].sum(-1).detach(), rtol=0, atol=1e-7)
+        assert ours.delta == pytest.approx(float(delta[0]), abs=1e-7)
+        gxi = LayerGradientXActivation(probs, reference.embed).attribute(ids[None], target=2)[0].sum(-1).detach()
+        torch.testing.assert_close(gradient_x_input(router.model, ids, 2), gxi, rtol=0, atol=1e-7)
+    assert not router.model.embed._forward_hooks and not router.model.embed._forward_pre_hooks
+
+
+def test_integrated_gradients_start_at_32_steps_and_double_where_they_do_not_add_up(router, valid_rows):
+    used = []
+    for row in valid_rows[:40]:
+        ids = torch.tensor(router.encode(row["text"]).ids)
+        target = int(router.probabilities(ids[None], torch.zeros(1, ids.numel(), dtype=torch.bool))[0].argmax())
+        ig = integrated_gradients(router.model, ids, target)
+        assert ig.relative_gap <= 0.01 or abs(ig.delta) <= 1e-6
+        used.append(ig.steps)
+    assert set(used) <= {32, 64, 128} and used.count(32) >= 36

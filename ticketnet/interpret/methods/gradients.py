@@ -12,18 +12,26 @@ from torch import Tensor, nn
 from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
 
 
-def _probability_of_ids(model: nn.Module) -> Callable[[Tensor], Tensor]:
-    # Baselines are id 0, which the model would read as padding (and refuse as an all-padding row); every
-    # row here is a full ticket, so padding is pinned to "none" and the <pad> vector acts as a zero input.
-    def forward(ids: Tensor) -> Tensor:
-        return torch.softmax(model(ids, torch.zeros_like(ids, dtype=torch.bool)), dim=-1)
+def _token_vectors(model: nn.Module, ids: Tensor) -> tuple[Tensor, Tensor]:
+    """The ticket's token vectors and the baseline's, <pad> (id 0) at every position: 2 × (1, n, d)."""
+    for name in ("embed", "position"):
+        if not isinstance(getattr(model, name, None), nn.Embedding):
+            raise ValueError(f"gradient attributions need a model with an nn.Embedding called `{name}`")
+    with torch.no_grad():
+        return model.embed(ids[None]), model.embed(torch.zeros_like(ids)[None])
+
+
+def _probability_of_token_vectors(model: nn.Module) -> Callable[[Tensor], Tensor]:
+    # The attributions are taken at the token vectors, the input of `forward_embeddings` less the position vectors,
+    # rather than by hooking the embedding layer (Captum's layer methods): a hook on a model that other sessions
+    # share would fire inside their forward passes. Padding is pinned to "none": the baseline is a full row of
+    # <pad> vectors, which the model would otherwise refuse as an all-padding ticket.
+    def forward(tokens: Tensor) -> Tensor:                               # (B, n, d) -> (B, n_classes)
+        n = tokens.shape[1]
+        x = tokens + model.position(torch.arange(n, device=tokens.device))
+        return torch.softmax(model.forward_embeddings(x, torch.zeros(tokens.shape[:2], dtype=torch.bool,
+                                                                     device=tokens.device)), dim=-1)
     return forward
-
-
-def _embedding_layer(model: nn.Module) -> nn.Module:
-    if not isinstance(getattr(model, "embed", None), nn.Embedding):
-        raise ValueError("gradient attributions need a model with an nn.Embedding called `embed`")
-    return model.embed
 
 
 class IntegratedGradients(NamedTuple):
@@ -43,17 +51,18 @@ class IntegratedGradients(NamedTuple):
 STEP_TOKENS = 32_768   # path points × tokens per forward pass: bounds memory on long tickets (n = 256: 128 points)
 
 
-def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int = 64, rtol: float = 0.01,
+def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int = 32, rtol: float = 0.01,
                          atol: float = 1e-6, max_steps: int = 1024) -> IntegratedGradients:
     """Integrated gradients of p(target) for one ticket `ids` (n,), refined until they add up.
 
-    Captum's LayerIntegratedGradients on the token embeddings, from the <pad> vector (id 0, zero) at every
-    position to the real tokens, position vectors unchanged; summed over d. The attributions add up to
+    Captum's IntegratedGradients on the token vectors, from the <pad> vector (id 0, zero) at every position to
+    the real tokens, position vectors unchanged; summed over d. The attributions add up to
     p(target | ticket) − p(target | all-<pad>) up to a quadrature error; the step count starts at `steps`
-    and doubles until |error| ≤ max(rtol·|change|, atol) or `max_steps` is reached (32 steps missed by
-    more than half the change on a 3-token ticket; 128 keep every shipped ticket under 0.1 %).
+    and doubles until |error| ≤ max(rtol·|change|, atol) or `max_steps` is reached. 32 steps add up for 116
+    of 120 valid tickets (median gap 5e-6 of the change; the other four take 64); 128 keep every shipped
+    ticket under 0.1 %; 4 steps miss 72 % of the change on "my card was charged twice".
     """
-    from captum.attr import LayerIntegratedGradients
+    from captum.attr import IntegratedGradients as CaptumIntegratedGradients
 
     check_eval(model)
     if steps < 2 or max_steps < steps:
@@ -61,10 +70,10 @@ def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int 
     if rtol < 0 or atol < 0:
         raise ValueError(f"tolerances must be non-negative, got rtol={rtol} and atol={atol}")
     with torch.inference_mode(False), torch.enable_grad():
-        x = check_ticket(ids).clone()[None]                           # a normal tensor even if made in inference mode
-        ig = LayerIntegratedGradients(_probability_of_ids(model), _embedding_layer(model))
+        x, baseline = _token_vectors(model, check_ticket(ids).clone())   # normal tensors even in inference mode
+        ig = CaptumIntegratedGradients(_probability_of_token_vectors(model))
         while True:
-            attr, delta = ig.attribute(x, baselines=torch.zeros_like(x), target=target, n_steps=steps,
+            attr, delta = ig.attribute(x, baselines=baseline, target=target, n_steps=steps,
                                        internal_batch_size=max(1, min(steps, STEP_TOKENS // x.shape[1])),
                                        return_convergence_delta=True)
             attr, delta = attr[0].sum(-1).detach(), float(delta.reshape(-1)[0])
@@ -76,11 +85,10 @@ def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int 
 
 def gradient_x_input(model: nn.Module, ids: Tensor, target: int) -> Tensor:
     """Gradient × input of p(target) at the token embeddings for one ticket `ids` (n,) -> (n,), summed over d."""
-    from captum.attr import LayerGradientXActivation
+    from captum.attr import InputXGradient
 
     check_eval(model)
     with torch.inference_mode(False), torch.enable_grad():
-        x = check_ticket(ids).clone()[None]
-        gxa = LayerGradientXActivation(_probability_of_ids(model), _embedding_layer(model))
-        attr = gxa.attribute(x, target=target)
+        x, _ = _token_vectors(model, check_ticket(ids).clone())
+        attr = InputXGradient(_probability_of_token_vectors(model)).attribute(x.requires_grad_(), target=target)
     return attr[0].sum(-1).detach()
