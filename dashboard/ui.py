@@ -321,14 +321,17 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
         top = set(df.nlargest(PROBABILITY_TOP - 1, "probability", keep="first").index) | set(df.index[df["true team"]])
         df = df.loc[sorted(top)]
         title = [f"the {len(df)} most probable of {len(teams)} teams"]
-    return alt.Chart(df).mark_bar().encode(
+    # Three ticks, the outer labels kept inside the plot: in a narrow column Vega-Lite's default ticks ran the labels
+    # together ("0%100%"). Sizes and title in the constructor, not a `.properties` copy.
+    return alt.Chart(df, height=alt.Step(20), title=alt.Title([*title, *(["green: true team"] if true_team else [])],
+                                                              fontSize=11, fontWeight="normal", anchor="start")
+                     ).mark_bar().encode(
         y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=110)),
-        x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability", axis=alt.Axis(format=".0%")),
+        x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability",
+                axis=alt.Axis(format=".0%", values=[0, 0.5, 1], labelFlush=True)),
         color=charts.when("datum['true team']", "#2e7d32", "#4c78a8"),
         tooltip=[alt.Tooltip("team:N"), alt.Tooltip("probability:Q", format=".3f"), alt.Tooltip("true team:N")],
-    ).properties(height=alt.Step(20), title=alt.Title([*title, *(["green: true team"] if true_team
-                                                                 else [])], fontSize=11,
-                                                      fontWeight="normal", anchor="start"))
+    )
 
 
 def parity_badge(max_difference: float, differences: dict[str, float] | None = None) -> None:

@@ -732,3 +732,14 @@ def test_the_probability_bars_show_the_most_probable_teams_and_the_true_one_beyo
     assert spec["encoding"]["y"]["axis"]["labelLimit"] == 110
     five = probability_chart([0.2] * 5, teams[:5]).to_dict()
     assert len(next(iter(five["datasets"].values()))) == 5 and five["title"]["text"] == ["team probabilities"]
+
+
+def test_the_probability_axis_has_three_labels_kept_inside_the_plot():
+    from dashboard.ui import probability_chart
+
+    spec = probability_chart([0.7, 0.2, 0.1], ["Billing", "Delivery", "Accounts"], true_team="Billing").to_dict()
+    axis = spec["encoding"]["x"]["axis"]
+    # Vega-Lite's own ticks crowd a narrow column into "0%100%"; three values, the outer ones flush with the plot.
+    assert axis["values"] == [0, 0.5, 1] and axis["labelFlush"] is True and axis["format"] == ".0%"
+    assert spec["encoding"]["x"]["scale"]["domain"] == [0, 1]
+    assert spec["height"] == {"step": 20} and spec["title"]["text"] == ["team probabilities", "green: true team"]
