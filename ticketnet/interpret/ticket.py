@@ -19,7 +19,7 @@ from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, aopc, unique_rows
 from ticketnet.interpret.metrics.evidence import evidence_mask
 from ticketnet.interpret.metrics.scores import Row, TicketScores, score_ticket
 from ticketnet.interpret.results import long_frame
-from ticketnet.interpret.methods.gradients import IntegratedGradients, integrated_gradients
+from ticketnet.interpret.methods.gradients import START_STEPS, IntegratedGradients, integrated_gradients
 from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
 from ticketnet.interpret.interventions.phrases import ForwardMemo, batched_logits
 from ticketnet.interpret.split import phrase_signals
@@ -110,7 +110,7 @@ def eraser_table(model, ti: "TicketInterpretation", names: Sequence[str],
 
 
 def interpret_ticket(router, text: str, target: int | None = None, evidence: str = "",
-                     ig_steps: int = 32, n_draws: int = 200, seed: int = 0,
+                     ig_steps: int = START_STEPS, n_draws: int = 200, seed: int = 0,
                      inspection: Inspection | None = None, phrases: bool = True,
                      counterfactuals: Counterfactuals | None = None,
                      memo: ForwardMemo | None = None,

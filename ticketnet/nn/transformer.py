@@ -54,10 +54,14 @@ class TinyTransformer(nn.Module):
 
     def embeddings(self, ids: Tensor) -> Tensor:
         """Token plus position vectors (B, n, d), the input of block 1."""
-        n = ids.shape[1]
+        return self.add_positions(self.embed(ids))
+
+    def add_positions(self, tokens: Tensor) -> Tensor:
+        """Token vectors (B, n, d) plus their position vectors: the input of block 1."""
+        n = tokens.shape[1]
         if n > self.config.max_len:
             raise ValueError(f"{n} tokens exceed the position table ({self.config.max_len}); truncate first")
-        return self.embed(ids) + self.position(torch.arange(n, device=ids.device))
+        return tokens + self.position(torch.arange(n, device=tokens.device))
 
     def pool(self, h: Tensor, is_pad: Tensor) -> Tensor:
         """Mean of the final-normed token vectors over the real (non-padding) tokens: (B, n, d) -> (B, d)."""

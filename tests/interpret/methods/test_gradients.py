@@ -75,3 +75,11 @@ def test_integrated_gradients_start_at_32_steps_and_double_where_they_do_not_add
         assert ig.relative_gap <= 0.01 or abs(ig.delta) <= 1e-6
         used.append(ig.steps)
     assert set(used) <= {32, 64, 128} and used.count(32) >= 36
+
+
+def test_a_ticket_longer_than_the_position_table_is_refused_in_words(router):
+    # The model's own check (`add_positions`), not an IndexError from the position table.
+    ids = torch.full((router.model.config.max_len + 1,), 5, dtype=torch.long)
+    for attribute in (lambda: integrated_gradients(router.model, ids, 0), lambda: gradient_x_input(router.model, ids, 0)):
+        with pytest.raises(ValueError, match="exceed the position table"):
+            attribute()

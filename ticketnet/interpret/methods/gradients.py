@@ -14,9 +14,11 @@ from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
 
 def _token_vectors(model: nn.Module, ids: Tensor) -> tuple[Tensor, Tensor]:
     """The ticket's token vectors and the baseline's, <pad> (id 0) at every position: 2 × (1, n, d)."""
-    for name in ("embed", "position"):
-        if not isinstance(getattr(model, name, None), nn.Embedding):
-            raise ValueError(f"gradient attributions need a model with an nn.Embedding called `{name}`")
+    if not isinstance(getattr(model, "embed", None), nn.Embedding):
+        raise ValueError("gradient attributions need a model with an nn.Embedding called `embed`")
+    for name in ("add_positions", "forward_embeddings"):
+        if not callable(getattr(model, name, None)):
+            raise ValueError(f"gradient attributions need a model with a `{name}` method (as TinyTransformer has)")
     with torch.no_grad():
         return model.embed(ids[None]), model.embed(torch.zeros_like(ids)[None])
 
@@ -27,10 +29,8 @@ def _probability_of_token_vectors(model: nn.Module) -> Callable[[Tensor], Tensor
     # share would fire inside their forward passes. Padding is pinned to "none": the baseline is a full row of
     # <pad> vectors, which the model would otherwise refuse as an all-padding ticket.
     def forward(tokens: Tensor) -> Tensor:                               # (B, n, d) -> (B, n_classes)
-        n = tokens.shape[1]
-        x = tokens + model.position(torch.arange(n, device=tokens.device))
-        return torch.softmax(model.forward_embeddings(x, torch.zeros(tokens.shape[:2], dtype=torch.bool,
-                                                                     device=tokens.device)), dim=-1)
+        is_pad = torch.zeros(tokens.shape[:2], dtype=torch.bool, device=tokens.device)
+        return torch.softmax(model.forward_embeddings(model.add_positions(tokens), is_pad), dim=-1)
     return forward
 
 
@@ -49,9 +49,10 @@ class IntegratedGradients(NamedTuple):
 
 
 STEP_TOKENS = 32_768   # path points × tokens per forward pass: bounds memory on long tickets (n = 256: 128 points)
+START_STEPS = 32       # path points integrated gradients try first (see `integrated_gradients`)
 
 
-def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int = 32, rtol: float = 0.01,
+def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int = START_STEPS, rtol: float = 0.01,
                          atol: float = 1e-6, max_steps: int = 1024) -> IntegratedGradients:
     """Integrated gradients of p(target) for one ticket `ids` (n,), refined until they add up.
 
