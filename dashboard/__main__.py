@@ -44,12 +44,17 @@ def _first_page_routes() -> bool:
         return True
 
 
-def _preload(torch_first: bool) -> None:
+def _preload(torch_first: bool, check_charts: bool = True) -> None:
     # Third-party libraries only: they never import the dashboard's modules, so the script thread, which may be
     # importing those at the same moment, can wait on these imports' locks but never form a cycle with them.
     if torch_first:
         import torch  # noqa: F401
     import altair
+    if not check_charts:
+        # Altair's debug mode checks every schema object against the Vega-Lite schema as it is made (an axis, a
+        # title, a step), a third of building the Interpretation page's charts. The test suite, which runs the
+        # pages without this launcher, keeps it on, so every chart a page builds is still checked there.
+        altair.utils.schemapi.disable_debug_mode()
     import pandas  # noqa: F401
     import streamlit.emojis  # noqa: F401  (compiled on the first st.set_page_config with an emoji icon: 50 ms)
 
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         keep_freed_memory()                              # freed blocks kept for reuse; the idle watch trims the heap
     if os.environ.get(HUGE_PAGES_ENV) != "1":
         keep_small_pages()                               # and what goes back stays back
-    threading.Thread(target=_preload, args=(_first_page_routes(),), name="ticketnet-preload", daemon=True).start()
+    threading.Thread(target=_preload, args=(_first_page_routes(), False), name="ticketnet-preload", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     return cli.main()
 

@@ -17,17 +17,36 @@ def test_main_runs_streamlit_on_the_app_with_the_options_given(monkeypatch):
     seen = {}
     started = []
     monkeypatch.setattr(cli, "main", lambda: seen.setdefault("argv", list(sys.argv)) and 0)
-    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    seen_args = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self.name),
+                                                                 seen_args.append(self._args[1:])))
     monkeypatch.setattr(sys, "argv", ["python -m dashboard"])
     assert launcher.main(["--server.port", "8599"]) == 0
     assert seen["argv"] == ["streamlit", "run", str(launcher.APP), "--server.port", "8599"]
     assert launcher.APP.name == "app.py" and launcher.APP.is_file()
     assert started == ["ticketnet-preload"], "the imports start before the server does"
+    assert seen_args[-1] == (False,), "the server's preload switches Altair's per-object checks off"
 
 
 def test_preload_imports_the_libraries_and_builds_a_chart_without_error():
     launcher._preload(torch_first=True)
     assert {"torch", "pandas", "altair", "streamlit.emojis"} <= set(sys.modules)
+
+
+def test_the_server_builds_charts_without_altair_s_per_object_checks_and_the_tests_keep_them():
+    # The check at every schema object's creation (Altair's debug mode) is for building charts, where the suite
+    # runs them; the server skips it. The same chart either way.
+    code = ("import altair, json\nfrom dashboard.__main__ import _preload\n"
+            "from dashboard.charts import attention as charts\n"
+            "spec = lambda: json.dumps(charts.token_highlight(['a', 'b'], [0.1, -0.2], title='t').to_dict(), "
+            "sort_keys=True)\n"
+            "before = altair.utils.schemapi.DEBUG_MODE\nchecked = spec()\n"
+            "_preload(torch_first=False, check_charts=False)\n"
+            "print([before, altair.utils.schemapi.DEBUG_MODE, spec() == checked])")
+    assert _fresh_python(code) == "[True, False, True]"
+    launcher._preload(torch_first=False)
+    import altair
+    assert altair.utils.schemapi.DEBUG_MODE, "the suite's own preload keeps the checks"
 
 
 def test_torch_is_preloaded_only_when_the_first_page_must_route(router, artifacts, tmp_path, monkeypatch):
