@@ -178,7 +178,8 @@ def cached_on_weights(*, show_spinner: bool | str = False, max_entries: int | No
         @functools.wraps(compute)
         def call(*args, **kwargs) -> T:
             router()
-            return cached(weights_stamp(), args, kwargs)
+            # By keyword: Streamlit looks up a positional argument's name in the signature on every call.
+            return cached(weights_key=weights_stamp(), args=args, kwargs=kwargs)
 
         call.clear = cached.clear
         return call

@@ -96,21 +96,28 @@ def find_ticket(ticket_id: str) -> tuple[str, dict] | None:
 class _Store:
     lock: threading.Lock
     tables: dict
+    hashes: dict                  # (weights, split CSV, their stamps) -> their key hashes, under `hashes_lock`
+    hashes_lock: threading.Lock   # not `lock`, which a split-wide run holds for seconds
 
 
 @st.cache_resource
 def _split_store() -> _Store:
-    return _Store(threading.Lock(), {})
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _hashes(weights: str, split_csv: str, key: tuple) -> tuple[str, str]:
-    return predictions.key_hashes(Path(weights), Path(split_csv))
+    return _Store(threading.Lock(), {}, {}, threading.Lock())
 
 
 def _key_hashes(split: str) -> tuple[str, str]:
-    """`ticketnet.predictions.key_hashes` of the current weights and the split's CSV, hashed once per file change."""
-    return _hashes(str(weights_path()), str(split_path(split)), (weights_stamp(), data_stamp(split)))
+    """`ticketnet.predictions.key_hashes` of the current weights and the split's CSV, hashed once per file change.
+    Kept in the split store (a dict lookup): every page run asks for them several times, and `st.cache_data`'s
+    hashing of the arguments and copy of the result cost more than the lookup itself."""
+    weights, csv = weights_path(), split_path(split)
+    key = (str(weights), str(csv), weights_stamp(), data_stamp(split))
+    kept = _split_store()
+    with kept.hashes_lock:
+        if key not in kept.hashes:
+            if len(kept.hashes) >= 16:                 # files replaced under a running server: keep the newest
+                kept.hashes.pop(next(iter(kept.hashes)))
+            kept.hashes[key] = predictions.key_hashes(weights, csv)
+        return kept.hashes[key]
 
 
 def _stored(split: str, kind: str) -> pd.DataFrame | None:

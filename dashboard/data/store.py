@@ -72,6 +72,8 @@ def load_table(path: Path) -> pd.DataFrame | None:
     """The table stored at `path`, or None if there is none or it cannot be read."""
     import pandas as pd
 
+    if not path.is_file():                # a split not computed yet: every page run asks, so a stat, not a reader
+        return None
     try:
         return pd.read_parquet(path)
     except Exception:                     # noqa: BLE001 - missing, truncated or foreign file: recompute, never fail

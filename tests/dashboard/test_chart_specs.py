@@ -61,3 +61,21 @@ def test_heatmap_sort_orders_are_kept_by_reference_and_written_as_lists():
     assert isinstance(cells.encoding.x["sort"], tuple) and isinstance(frame.encoding.y["sort"], tuple)
     spec = grid.to_dict()
     assert spec["hconcat"][0]["layer"][0]["encoding"]["x"]["sort"] == charts.token_labels(tokens)
+
+
+def test_a_chart_drawn_from_a_table_is_cached_by_the_table_s_content():
+    import pandas as pd
+
+    built = []
+
+    def bars(df):
+        built.append(len(df))
+        return charts.alt.Chart(df).mark_bar().encode(x="v:Q", y="k:N")
+
+    ui._spec.clear()
+    table = pd.DataFrame({"k": ["a", "b"], "v": [0.5, 0.25]})
+    first = ui.chart_spec(bars, table)
+    assert ui.chart_spec(bars, table.copy()) == first and built == [2], "an equal table: the cached spec"
+    changed = table.assign(v=[0.5, 0.26])
+    assert ui.chart_spec(bars, changed) != first and built == [2, 2], "one value changed: built again"
+    assert ui._frame_digest(table) == ui._frame_digest(table.copy()) != ui._frame_digest(changed)

@@ -304,8 +304,19 @@ def test_removal_chart_effects_beside_signals_on_a_shared_token_axis():
     assert panels[1]["encoding"]["y"]["axis"]["labels"] is False
     rows = spec["datasets"][panels[0]["data"]["name"] if "data" in panels[0] else spec["data"]["name"]]
     assert len(rows) == N
+    assert rows[2]["removal"] == pytest.approx(df["removal"][2]) and rows[2]["label"] == labels[2]
     with pytest.raises(ValueError, match="lacks"):
         charts.removal_chart(df, ["deletion"], [])
+
+
+def test_removal_chart_sends_only_the_columns_it_draws():
+    # The chart's data goes to the browser and into the spec cache: a per-token table of 21 columns drawn in 4
+    # panels sent all 21.
+    df = _per_token().assign(**{f"b1 h{i}": 0.25 for i in range(1, 5)}, evidence=False)
+    spec = charts.removal_chart(df, ["removal", "removal TV"], ["rollout", "removal"]).to_dict()
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert set(rows[0]) == {"position", "token", "label", "removal", "removal TV", "rollout"}
+    assert [p["encoding"]["x"]["field"] for p in spec["hconcat"]] == ["removal", "removal TV", "rollout", "removal"]
 
 
 def test_token_highlight_lays_tokens_out_as_coloured_cells():
@@ -366,6 +377,16 @@ def test_eraser_chart_curves_per_signal_for_both_measures():
     # panels, and both panels with their axes within a laptop's column.
     assert enc["color"]["legend"]["orient"] == "bottom"
     assert 2 * spec["spec"]["width"] + spec["spacing"] + 130 <= charts.COLUMN_PX
+
+
+@pytest.mark.parametrize("n", [15, 0])
+def test_the_charts_melt_gives_pandas_melt_s_table(n):
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"signal": [f"s{i % 3}" for i in range(n)], "fraction": rng.random(n), "k": np.arange(n),
+                       "comprehensiveness": rng.random(n), "sufficiency": rng.random(n)})
+    args = (["signal", "fraction", "k"], ["comprehensiveness", "sufficiency"], "measure", "drop")
+    expected = df.melt(id_vars=args[0], value_vars=args[1], var_name=args[2], value_name=args[3])
+    pd.testing.assert_frame_equal(charts._melt(df, *args), expected)
 
 
 def test_mean_eraser_chart_bars_per_signal():

@@ -89,3 +89,26 @@ def test_loading_the_router_leaves_the_launcher_s_heap_settings_alone(own_weight
     loaded = model.router()
     assert loaded.teams and calls == []
     model._load_router.clear()
+
+
+def test_a_split_s_key_hashes_are_computed_once_per_file_stamp(own_weights, monkeypatch):
+    # Every Interpretation run asks for them several times (head importance, the split-wide run, which splits are
+    # computed); they are read from the split store, and hashed again only when the weights file changes.
+    from dashboard.data import splits
+    from ticketnet import predictions
+
+    splits._split_store.clear()
+    calls = []
+    real = predictions.key_hashes
+    monkeypatch.setattr(predictions, "key_hashes", lambda w, c: calls.append(c.name) or real(w, c))
+    first = splits._key_hashes("valid")
+    assert splits._key_hashes("valid") == first == real(own_weights, splits.split_path("valid"))
+    assert calls == ["valid.csv"]
+    splits._key_hashes("test")
+    assert calls == ["valid.csv", "test.csv"]
+    with open(own_weights, "ab") as f:                 # new weights: new hashes
+        f.write(b"\0")
+    os.utime(own_weights, (1, 1))
+    changed = splits._key_hashes("valid")
+    assert calls[-1] == "valid.csv" and len(calls) == 3 and changed[0] != first[0]
+    splits._split_store.clear()

@@ -31,6 +31,10 @@ def test_tidy_numbers_leaves_no_negative_zero_cell():
     out = narrative.tidy_numbers(df, 3)
     assert "%.3f" % out.loc[0, "removal"] == "0.000"
     assert out.loc[1, "removal"] == 0.25 and list(out["n"]) == [1, 2] and df.loc[0, "removal"] == -0.0001
+    assert list(out.columns) == list(df.columns) and list(out.dtypes) == list(df.dtypes)
+    same_names = pd.DataFrame([[-0.0001, 2.5, "x"]], columns=["p", "p", "token"])
+    tidy = narrative.tidy_numbers(same_names, 3)
+    assert list(tidy.columns) == ["p", "p", "token"] and "%.3f" % tidy.iloc[0, 0] == "0.000" and tidy.iloc[0, 1] == 2.5
 
 
 def test_tokens_are_quoted_and_no_possessive_is_built_on_a_token():

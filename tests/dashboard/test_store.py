@@ -26,3 +26,18 @@ def test_a_head_table_of_the_drop_layout_is_not_read_as_support(tmp_path, monkey
     assert path != old and path.name == f"heads-valid-w{HASHES[0]}-d{HASHES[1]}-v2.parquet"
     assert store.load_table(path) is None
     assert store.table_path("routed", "valid", *HASHES).name == f"routed-valid-w{HASHES[0]}-d{HASHES[1]}.parquet"
+
+
+def test_a_missing_table_is_a_stat_and_a_broken_one_is_none(tmp_path, monkeypatch):
+    # Every Interpretation run asks for the split-wide tables; before a split is computed there is no file, and
+    # that answer must not cost a Parquet reader's exception each time.
+    read = []
+    monkeypatch.setattr(pd, "read_parquet", lambda path: read.append(path) or pd.DataFrame({"x": [1]}))
+    assert store.load_table(tmp_path / "none.parquet") is None and read == []
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not a table")
+    monkeypatch.undo()
+    assert store.load_table(broken) is None
+    good = tmp_path / "good.parquet"
+    pd.DataFrame({"x": [1, 2]}).to_parquet(good)
+    assert list(store.load_table(good)["x"]) == [1, 2]
