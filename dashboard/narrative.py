@@ -86,15 +86,12 @@ def quote(token: str) -> str:
 def tidy_numbers(df: pd.DataFrame, decimals: int) -> pd.DataFrame:
     """The table with its float columns rounded to `decimals` places and negative zeros made positive, so a cell
     never reads "-0.000" (-0.0001 shown with three decimals)."""
-    if df.columns.has_duplicates:                  # a dict of columns would keep one of each name
-        out = df.copy()
-        for i, c in enumerate(out.columns):
-            if pd.api.types.is_float_dtype(out.iloc[:, i]):
-                out.iloc[:, i] = out.iloc[:, i].round(decimals) + 0.0
-        return out
-    # One frame made from the columns, not each assigned into a copy (a block per column): half the time.
-    return pd.DataFrame({c: s.round(decimals) + 0.0 if pd.api.types.is_float_dtype(s) else s for c, s in df.items()},
-                        index=df.index)
+    # One frame made from the columns, not each assigned into a copy (a block per column): half the time. Keyed by
+    # position, then named, so repeated column names stay apart.
+    out = pd.DataFrame({i: s.round(decimals) + 0.0 if pd.api.types.is_float_dtype(s) else s
+                        for i, (_, s) in enumerate(df.items())}, index=df.index)
+    out.columns = df.columns
+    return out
 
 
 _PART = {"attn.pattern": "attention weights", "attn.out": "attention output", "resid_post": "output"}

@@ -105,10 +105,11 @@ def _split_store() -> _Store:
     return _Store(threading.Lock(), {}, {}, threading.Lock())
 
 
-def _key_hashes(split: str) -> tuple[str, str]:
+def key_hashes(split: str) -> tuple[str, str]:
     """`ticketnet.predictions.key_hashes` of the current weights and the split's CSV, hashed once per file change.
     Kept in the split store (a dict lookup): every page run asks for them several times, and `st.cache_data`'s
-    hashing of the arguments and copy of the result cost more than the lookup itself."""
+    hashing of the arguments and copy of the result cost more than the lookup itself. The split-wide tables and the
+    ticket map name their files by them."""
     weights, csv = weights_path(), split_path(split)
     key = (str(weights), str(csv), weights_stamp(), data_stamp(split))
     kept = _split_store()
@@ -125,9 +126,9 @@ def _stored(split: str, kind: str) -> pd.DataFrame | None:
     also come with the weights (`ticketnet.predictions`: written by training for exactly these weights and data)."""
     tables, key = _split_store().tables, (kind, split, data_stamp(split), weights_stamp())
     if key not in tables:
-        found = store.load_table(store.table_path(kind, split, *_key_hashes(split)))
+        found = store.load_table(store.table_path(kind, split, *key_hashes(split)))
         if found is None and kind == "routed":
-            found = predictions.read_predictions(weights_path(), split, split_path(split), _key_hashes(split))
+            found = predictions.read_predictions(weights_path(), split, split_path(split), key_hashes(split))
         if found is None:
             return None
         tables[key] = found
@@ -149,7 +150,7 @@ def _compute(split: str, kind: str, compute: Callable[[], pd.DataFrame]) -> pd.D
         with background_priority(nice) if nice else contextlib.nullcontext():
             table = compute()
         _split_store().tables[(kind, split, data_stamp(split), weights_stamp())] = table
-        store.save_table(store.table_path(kind, split, *_key_hashes(split)), table)
+        store.save_table(store.table_path(kind, split, *key_hashes(split)), table)
         return table
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
@@ -18,7 +17,6 @@ import streamlit as st
 from dashboard.data import model, splits, store
 from dashboard.data.model import cached_on_weights
 from dashboard.text import fail
-from ticketnet import predictions
 from ticketnet.data.tickets import DataError, load_split
 from ticketnet.ticketmap import MAP_LIMIT, MapStore
 from ticketnet.ticketmap.neighbours import NEIGHBOURS
@@ -34,17 +32,6 @@ def _lock() -> threading.Lock:
 def map_store() -> MapStore:
     """The map store of this session's router (its files in $TICKETNET_CACHE/maps)."""
     return MapStore(store.cache_dir() / "maps", model.router(), model.weights_path(), workers=os.cpu_count() or 1)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _hashes(weights: str, split_csv: str, key: tuple) -> tuple[str, str]:
-    return predictions.key_hashes(Path(weights), Path(split_csv))
-
-
-def key_hashes(split: str) -> tuple[str, str]:
-    """(router files, split CSV) SHA-256, hashed once per change of either file."""
-    return _hashes(str(model.weights_path()), str(splits.split_path(split)), (model.weights_stamp(),
-                                                                             splits.data_stamp(split)))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -69,7 +56,7 @@ def _rows(split: str) -> list[dict]:
 @cached_on_weights(max_entries=12, resource=True)
 def _split_map(split: str, projection: str, data_key: tuple) -> pd.DataFrame:
     with _lock():
-        return map_store().split_map(projection, split, splits.split_path(split), key_hashes(split), _rows(split))
+        return map_store().split_map(projection, split, splits.split_path(split), splits.key_hashes(split), _rows(split))
 
 
 def split_map(split: str, projection: str) -> pd.DataFrame:
@@ -105,7 +92,7 @@ def with_label_quality(table: pd.DataFrame, split: str) -> tuple[pd.DataFrame, s
 @cached_on_weights(max_entries=8, resource=True)
 def _pooled(split: str, data_key: tuple):
     with _lock():
-        return map_store().pooled(split, splits.split_path(split), key_hashes(split), _rows(split))
+        return map_store().pooled(split, splits.split_path(split), splits.key_hashes(split), _rows(split))
 
 
 def neighbours(split: str, ticket_id: str, k: int = NEIGHBOURS) -> pd.DataFrame | None:

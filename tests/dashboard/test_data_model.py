@@ -101,14 +101,14 @@ def test_a_split_s_key_hashes_are_computed_once_per_file_stamp(own_weights, monk
     calls = []
     real = predictions.key_hashes
     monkeypatch.setattr(predictions, "key_hashes", lambda w, c: calls.append(c.name) or real(w, c))
-    first = splits._key_hashes("valid")
-    assert splits._key_hashes("valid") == first == real(own_weights, splits.split_path("valid"))
+    first = splits.key_hashes("valid")
+    assert splits.key_hashes("valid") == first == real(own_weights, splits.split_path("valid"))
     assert calls == ["valid.csv"]
-    splits._key_hashes("test")
+    splits.key_hashes("test")
     assert calls == ["valid.csv", "test.csv"]
     with open(own_weights, "ab") as f:                 # new weights: new hashes
         f.write(b"\0")
     os.utime(own_weights, (1, 1))
-    changed = splits._key_hashes("valid")
+    changed = splits.key_hashes("valid")
     assert calls[-1] == "valid.csv" and len(calls) == 3 and changed[0] != first[0]
     splits._split_store.clear()
