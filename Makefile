@@ -5,17 +5,18 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run team test test-fast bench load-test load-test-browser capacity chromium haproxy clean corpus-demo bench-corpus
+.PHONY: run team test test-fast bench load-test load-test-browser capacity chromium haproxy jemalloc clean corpus-demo \
+	bench-corpus
 
-run: $(VENV)/.run-deps
+run: $(VENV)/.run-deps jemalloc
 	$(BIN)/python -m dashboard --server.port $(PORT)
 
 # For a team: PROCESSES dashboard servers (default one per core) behind HAProxy on PORT, each analyst kept on one.
 PROCESSES ?= $(shell nproc 2>/dev/null || echo 2)
-team: $(VENV)/.run-deps haproxy
+team: $(VENV)/.run-deps haproxy jemalloc
 	$(BIN)/python -m dashboard.team --processes $(PROCESSES) --port $(PORT)
 
-test: $(VENV)/.dev-deps chromium haproxy
+test: $(VENV)/.dev-deps chromium haproxy jemalloc
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.dev-deps
@@ -69,6 +70,15 @@ haproxy:
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null 2>&1 || \
 		 (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null)); \
 	else echo "note: haproxy is not installed; make team and its test need it (Debian: apt-get install haproxy)"; fi
+
+# The server's allocator (python -m dashboard preloads it where installed; without it the server runs on glibc's).
+jemalloc:
+	@if /sbin/ldconfig -p 2>/dev/null | grep -q 'libjemalloc\.so'; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjemalloc2 >/dev/null 2>&1 || \
+		 (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjemalloc2 >/dev/null)) || \
+		echo "note: libjemalloc2 could not be installed; the server runs on glibc's malloc"; \
+	else echo "note: libjemalloc2 is not installed; the server runs on glibc's malloc (apt-get install libjemalloc2)"; fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache artifacts

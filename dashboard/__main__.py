@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent / "app.py"
@@ -27,6 +28,13 @@ SERVER_ARENAS = 2
 SERVER_BLAS_THREADS = 1
 # Set to 1 to leave transparent huge pages as the kernel configures them (for measuring the two side by side).
 HUGE_PAGES_ENV = "TICKETNET_HUGE_PAGES"
+# The server runs on jemalloc where the system has it (Debian's libjemalloc2; `make run` installs it): under load
+# glibc's heap kept the freed pages of one page run between the live objects of others, and did not give them all
+# back once the analysts had left (one server, 30 analysts for 15 minutes, the two side by side: 1.14x the resting
+# size 5 minutes later with glibc and its trims, 1.06x with jemalloc; docs/performance.md, "Memory"). The launcher
+# starts itself again with jemalloc preloaded, before anything else runs. Set to "glibc" to keep glibc's malloc.
+ALLOCATOR_ENV = "TICKETNET_ALLOCATOR"
+_RESTARTED_ENV = "_TICKETNET_PRELOADED"      # set on the restart, so a preload that did not take never loops
 
 
 def _first_page_routes() -> bool:
@@ -67,19 +75,35 @@ def _preload(torch_first: bool, check_charts: bool = True) -> None:
     # calls once that run is over: importing it here instead made a restart's first page 0.7 s slower.
 
 
+def jemalloc_restart(environ: Mapping[str, str]) -> dict[str, str] | None:
+    """The environment to start this server again in with jemalloc preloaded; None where it should run as it is
+    (jemalloc already in use or not installed, glibc asked for, or this is the restart)."""
+    from ticketnet._runtime import allocator
+
+    if environ.get(ALLOCATOR_ENV, "").lower() == "glibc" or _RESTARTED_ENV in environ or allocator.jemalloc_active():
+        return None
+    library = allocator.jemalloc_library()
+    if library is None:
+        return None
+    return {**allocator.preload_environment(dict(environ), library), _RESTARTED_ENV: "1"}
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
+    if argv is None and (restart := jemalloc_restart(os.environ)) is not None:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], restart)     # the same process id
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(SERVER_BLAS_THREADS))   # read when NumPy is first imported
 
     from streamlit.web import cli
 
-    from ticketnet._runtime.allocator import keep_freed_memory, keep_small_pages, limit_arenas
+    from ticketnet._runtime.allocator import jemalloc_active, keep_freed_memory, keep_small_pages, limit_arenas
 
-    if "MALLOC_ARENA_MAX" not in os.environ:             # glibc's own variables, when set, win
-        limit_arenas(SERVER_ARENAS)                      # before any thread starts
-    if not {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
-        keep_freed_memory()                              # freed blocks kept for reuse; the idle watch trims the heap
+    if not jemalloc_active():                            # glibc's settings would not reach jemalloc
+        if "MALLOC_ARENA_MAX" not in os.environ:         # glibc's own variables, when set, win
+            limit_arenas(SERVER_ARENAS)                  # before any thread starts
+        if not {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
+            keep_freed_memory()                          # freed blocks kept for reuse; the idle watch trims the heap
     if os.environ.get(HUGE_PAGES_ENV) != "1":
         keep_small_pages()                               # and what goes back stays back
     threading.Thread(target=_preload, args=(_first_page_routes(), False), name="ticketnet-preload", daemon=True).start()

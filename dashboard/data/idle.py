@@ -11,6 +11,8 @@
 # speed (each one given back is a page fault when reused), so what a page run freed stayed resident until the next
 # quiet spell: a server of 20 analysts held 235-280 MB of live heap and 280-410 MB of free heap, and its resident
 # size swung by up to 170 MB from one minute to the next with the mix of page runs (docs/performance.md, "Memory").
+# On jemalloc (the launcher's choice where it is installed) freed pages go back on their own within about 10 s,
+# so only the idle release purges them.
 
 from __future__ import annotations
 
@@ -111,10 +113,11 @@ class IdleWatch:
 @st.cache_resource(show_spinner=False)
 def _watch() -> threading.Thread:
     from dashboard.data.sessions import SessionReaper
+    from ticketnet._runtime.allocator import jemalloc_active
 
     reaper = SessionReaper.for_runtime()
     watch = IdleWatch(connected_sessions, release_idle_memory, every_check=() if reaper is None else (reaper.reap,),
-                      trim=trim_heap)
+                      trim=None if jemalloc_active() else trim_heap)     # jemalloc hands pages back by itself
     thread = threading.Thread(target=watch.run, name="ticketnet-idle-watch", daemon=True)
     thread.start()
     return thread

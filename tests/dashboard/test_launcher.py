@@ -137,3 +137,31 @@ def test_numpy_s_blas_takes_the_launcher_s_thread_count():
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           check=True).stdout.split() == ["[1]"]
+
+
+def test_the_server_starts_itself_again_on_jemalloc_only_where_it_is_installed_and_wanted(monkeypatch):
+    from ticketnet._runtime import allocator
+
+    monkeypatch.setattr(allocator, "jemalloc_library", lambda: "libjemalloc.so.2")
+    monkeypatch.setattr(allocator, "jemalloc_active", lambda: False)
+    env = launcher.jemalloc_restart({"PATH": "/bin"})
+    assert env["LD_PRELOAD"] == "libjemalloc.so.2" and env["PATH"] == "/bin"
+    assert env["MALLOC_CONF"] == allocator.JEMALLOC_CONF
+    assert launcher.jemalloc_restart(env) is None, "the restart itself never starts again, even if the preload failed"
+    assert launcher.jemalloc_restart({launcher.ALLOCATOR_ENV: "glibc"}) is None
+    monkeypatch.setattr(allocator, "jemalloc_active", lambda: True)
+    assert launcher.jemalloc_restart({}) is None
+    monkeypatch.setattr(allocator, "jemalloc_active", lambda: False)
+    monkeypatch.setattr(allocator, "jemalloc_library", lambda: None)
+    assert launcher.jemalloc_restart({}) is None
+
+
+def test_main_called_with_options_never_replaces_the_process(monkeypatch):
+    from streamlit.web import cli
+
+    monkeypatch.setattr(launcher, "jemalloc_restart", lambda environ: {"LD_PRELOAD": "libjemalloc.so.2"})
+    monkeypatch.setattr(os, "execve", lambda *a: (_ for _ in ()).throw(AssertionError("execve called")))
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    monkeypatch.setattr(threading.Thread, "start", lambda self: None)
+    monkeypatch.setattr(sys, "argv", ["python -m dashboard"])
+    assert launcher.main(["--server.port", "8599"]) == 0

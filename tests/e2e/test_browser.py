@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -24,13 +25,18 @@ pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
-def server(artifacts, tmp_path_factory):
+def served(artifacts, tmp_path_factory):
     # A cache of its own: the split-wide results are computed by the test, never found from an earlier run.
     env = {"TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
            "TICKETNET_CACHE": str(tmp_path_factory.mktemp("cache"))}
     port = int(os.environ["TICKETNET_BROWSER_PORT"]) if os.environ.get("TICKETNET_BROWSER_PORT") else None
-    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log", port=port) as (url, _):
-        yield url
+    with streamlit_server(env, tmp_path_factory.mktemp("streamlit") / "server.log", port=port) as (url, proc):
+        yield url, proc
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    return served[0]
 
 
 @pytest.fixture(scope="module")
@@ -228,3 +234,19 @@ def test_the_split_wide_charts_draw_their_marks_at_both_widths_and_themes(server
             pg.get_by_role("heading", name="Across a split").first.evaluate("e => e.scrollIntoView({block: 'start'})")
             time.sleep(0.5)
             pg.screenshot(path=str(shot_path(f"10_split_{width}x{height}_{scheme}")))
+
+
+def test_the_server_runs_on_jemalloc_in_the_process_it_was_started_as(served):
+    # `python -m dashboard` starts itself again with jemalloc preloaded (`make test` installs it), keeping its pid,
+    # so every page this module walks was served on it.
+    from ticketnet._runtime.allocator import jemalloc_library
+
+    if jemalloc_library() is None:
+        reason = "libjemalloc2 is not installed (make jemalloc)"
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    _, proc = served
+    assert "libjemalloc.so" in Path(f"/proc/{proc.pid}/maps").read_text()
+    environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+    assert b"MALLOC_CONF=background_thread:true,dirty_decay_ms:10000,muzzy_decay_ms:0" in environ

@@ -1,4 +1,4 @@
-"""glibc malloc settings that keep freed tensor memory in the process, so repeated tensor work runs at a steady speed."""
+"""The process's allocator: glibc malloc's settings (freed tensor memory kept, trimmed on request), or jemalloc."""
 
 from __future__ import annotations
 
@@ -79,8 +79,9 @@ def keep_small_pages() -> bool:
 
 
 def release_freed_memory() -> bool:
-    """Hand every malloc arena's free pages back to the system (glibc `malloc_trim(0)`), whatever the thresholds
-    above. True if glibc released anything; False if nothing was free or there is no glibc.
+    """Hand every malloc arena's free pages back to the system (glibc `malloc_trim(0)`, or jemalloc's purge where
+    it is the allocator), whatever the thresholds above. True if anything was released (jemalloc: the purge ran);
+    False if nothing was free or there is neither.
 
     For a long-lived process that runs one large job after another (a scan worker, one partition per task): the
     freed memory `keep_freed_memory` holds is kept where each job left it, and the heap's layout differs from job
@@ -88,8 +89,51 @@ def release_freed_memory() -> bool:
     partitions of 500 tickets at level effects: 724 MB after the first, 1,031 MB after the fifth; with it,
     442-452 MB after every one) and each job's peak sat on top of it.
     """
+    if jemalloc_active():
+        return _purge_jemalloc()
     trim = _libc("malloc_trim")
     if trim is None:
         return False
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     return bool(trim(0))
+
+
+# jemalloc as the server's allocator: it keeps each size class of block in slabs of its own, so the short-lived
+# tensors of one page run and the long-lived objects of the caches do not share pages, and it hands freed pages back
+# by itself after `dirty_decay_ms` (a background thread). Pages purged at once rather than kept lazily (muzzy 0), so
+# what was given back leaves the resident size. docs/performance.md ("Memory") measures both allocators side by side.
+JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:10000,muzzy_decay_ms:0"
+MALLCTL_ARENAS_ALL = 4096    # jemalloc's "every arena" index (jemalloc.h)
+
+
+def jemalloc_library() -> str | None:
+    """jemalloc's library name as the dynamic linker finds it (Debian: libjemalloc2), or None where it is not
+    installed."""
+    name = ctypes.util.find_library("jemalloc")
+    return name if name and name.startswith("libjemalloc.so") else None
+
+
+def jemalloc_active() -> bool:
+    """Whether this process's malloc is jemalloc's (preloaded): it exports `mallctl`, glibc does not."""
+    try:
+        return hasattr(ctypes.CDLL(None), "mallctl")
+    except OSError:
+        return False
+
+
+def preload_environment(environ: dict[str, str], library: str) -> dict[str, str]:
+    """`environ` with `library` preloaded first and jemalloc's settings (the user's MALLOC_CONF, when set, wins)."""
+    preload = [p for p in environ.get("LD_PRELOAD", "").replace(":", " ").split() if p != library]
+    return {**environ, "LD_PRELOAD": " ".join([library, *preload]),
+            "MALLOC_CONF": environ.get("MALLOC_CONF", JEMALLOC_CONF)}
+
+
+def _purge_jemalloc() -> bool:
+    """jemalloc's `arena.<all>.purge`: every arena's unused dirty pages handed back now. True if it took it."""
+    try:
+        mallctl = ctypes.CDLL(None).mallctl
+    except (OSError, AttributeError):
+        return False
+    mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    mallctl.restype = ctypes.c_int
+    return mallctl(f"arena.{MALLCTL_ARENAS_ALL}.purge".encode(), None, None, None, 0) == 0
