@@ -89,8 +89,8 @@ def release_freed_memory() -> bool:
     partitions of 500 tickets at level effects: 724 MB after the first, 1,031 MB after the fifth; with it,
     442-452 MB after every one) and each job's peak sat on top of it.
     """
-    if jemalloc_active():
-        return _purge_jemalloc()
+    if (mallctl := _mallctl()) is not None:
+        return _purge_jemalloc(mallctl)
     trim = _libc("malloc_trim")
     if trim is None:
         return False
@@ -113,12 +113,20 @@ def jemalloc_library() -> str | None:
     return name if name and name.startswith("libjemalloc.so") else None
 
 
-def jemalloc_active() -> bool:
-    """Whether this process's malloc is jemalloc's (preloaded): it exports `mallctl`, glibc does not."""
+def _mallctl():
+    """jemalloc's `mallctl` where this process's malloc is jemalloc's (preloaded; glibc has none), else None."""
     try:
-        return hasattr(ctypes.CDLL(None), "mallctl")
-    except OSError:
-        return False
+        mallctl = ctypes.CDLL(None).mallctl
+    except (OSError, AttributeError):
+        return None
+    mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    mallctl.restype = ctypes.c_int
+    return mallctl
+
+
+def jemalloc_active() -> bool:
+    """Whether this process's malloc is jemalloc's (preloaded)."""
+    return _mallctl() is not None
 
 
 def preload_environment(environ: dict[str, str], library: str) -> dict[str, str]:
@@ -128,12 +136,6 @@ def preload_environment(environ: dict[str, str], library: str) -> dict[str, str]
             "MALLOC_CONF": environ.get("MALLOC_CONF", JEMALLOC_CONF)}
 
 
-def _purge_jemalloc() -> bool:
+def _purge_jemalloc(mallctl) -> bool:
     """jemalloc's `arena.<all>.purge`: every arena's unused dirty pages handed back now. True if it took it."""
-    try:
-        mallctl = ctypes.CDLL(None).mallctl
-    except (OSError, AttributeError):
-        return False
-    mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-    mallctl.restype = ctypes.c_int
     return mallctl(f"arena.{MALLCTL_ARENAS_ALL}.purge".encode(), None, None, None, 0) == 0
