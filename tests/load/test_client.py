@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 import pytest
 
@@ -11,8 +12,9 @@ from tests.load.conftest import run
 from ticketnet.bench.load import procfs
 from ticketnet.bench.load.actions import ActionFailed, Analyst, split_tickets
 from ticketnet.bench.load.protocol import Session, Widget, stream_url
-from ticketnet.bench.load.run import drive, main, meets_target, pct, settle
-from ticketnet.bench.load.server import tracebacks
+from ticketnet.bench.load.run import (census_summary, drive, main, meets_target, memory_trend, memory_trends, pct,
+                                      settle)
+from ticketnet.bench.load.server import cache_bytes, tracebacks
 
 
 @pytest.mark.parametrize("url", ["http://example.com:8501", "http://10.1.2.3:8501", "http://0.0.0.0:8501",
@@ -148,11 +150,73 @@ def test_the_analyst_script_runs_every_action_and_checks_it(live_server, full_sc
     assert len(done) == 11 and tracebacks(log, start) == []
 
 
+def test_the_census_tells_the_processes_of_a_tree_apart_and_finds_their_ports():
+    import multiprocessing
+    import os
+    import socket
+
+    ctx = multiprocessing.get_context("spawn")
+    child = ctx.Process(target=time.sleep, args=(30,))
+    child.start()
+    listener = socket.socket()
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert port in procfs.listening_ports(os.getpid())
+        assert port not in procfs.listening_ports(child.pid)          # a process's own sockets only
+        rows = {r["pid"]: r for r in procfs.tree_census(os.getpid())}
+        assert rows[child.pid]["role"] == "worker" and rows[child.pid]["rss_mb"] > 1
+        assert rows[os.getpid()]["role"] == "other" and rows[os.getpid()]["rss_mb"] >= rows[child.pid]["rss_mb"]
+    finally:
+        listener.close()
+        child.kill()
+        child.join()
+    assert procfs.role(child.pid) == "" and procfs.listening_ports(child.pid) == []
+
+
+def test_the_census_summary_adds_up_each_role_and_cache_over_the_servers():
+    rows = [{"t_s": 0.0, "processes": [{"pid": 1, "role": "server", "rss_mb": 500.0},
+                                       {"pid": 2, "role": "server", "rss_mb": 450.0},
+                                       {"pid": 3, "role": "proxy", "rss_mb": 10.0}],
+             "cache_bytes": {"1": {"a": 2**20}, "2": {"a": 2**20, "b": 3 * 2**20}}},
+            {"t_s": 60.0, "processes": [{"pid": 1, "role": "server", "rss_mb": 520.0},
+                                        {"pid": 3, "role": "proxy", "rss_mb": 10.5}],
+             "cache_bytes": {"1": {"a": 2**19}}},
+            {"t_s": 120.0, "processes": [{"pid": 1, "role": "server", "rss_mb": 400.0}], "cache_bytes": {}}]
+    out = census_summary(rows, left_at_s=90.0)
+    assert out["under_load"][0] == {"t_s": 0.0, "rss_mb": {"proxy": 10.0, "server": 950.0},
+                                    "processes": {"proxy": 1, "server": 2}, "cache_mb": {"a": 2.0, "b": 3.0}}
+    assert out["under_load"][1]["rss_mb"] == {"proxy": 10.5, "server": 520.0}
+    assert out["under_load"][1]["cache_mb"] == {"a": 0.5, "b": 0.0}
+    assert out["after_left"]["rss_mb"] == {"proxy": 0, "server": 400.0} and out["after_left"]["t_s"] == 120.0
+    assert census_summary([], 1.0) == {}
+
+
+def test_the_memory_trend_tells_growth_from_noise_and_names_its_windows():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    t = np.arange(0, 1800, 0.5)
+    wave = 20 * np.sin(2 * np.pi * t / 400)                      # caches filling and expiring: slow, not growth
+    flat = list(zip(t, 700 + wave + rng.normal(0, 15, t.size)))
+    growing = list(zip(t, 700 + 2.0 * t / 60 + wave + rng.normal(0, 15, t.size)))
+    still = memory_trend(flat, 600, 1800)
+    assert still["ci95"][0] < 0 < still["ci95"][1] and abs(still["mb_per_min"]) < 1.5
+    assert still["from_min"] == 10 and still["to_min"] == 30 and abs(still["mean_mb"] - 700) < 10
+    up = memory_trend(growing, 600, 1800)
+    assert up["ci95"][0] > 0 and abs(up["mb_per_min"] - 2.0) < 0.8
+    assert memory_trend(flat, 0, 140) is None                    # five 30 s means: no trend
+    windows = [(w["from_min"], w["to_min"]) for w in memory_trends(flat, 10.0, 1800.0)]
+    assert windows == [(0.2, 30), (10, 30), (15.1, 30)]
+    assert [(w["from_min"], w["to_min"]) for w in memory_trends(flat, 10.0, 240.0)] == [(0.2, 4)]
+
+
 @pytest.mark.load
 def test_a_short_drive_times_each_action_and_samples_the_server(live_server):
     url, proc, log = live_server.url, live_server.proc, live_server.log
     args = argparse.Namespace(seconds=6.0, action_interval=0.5, ramp=0.0, step_timeout=120.0, seed=5,
-                              target_p95=60.0, no_corpus=True, url=url, scans="")
+                              target_p95=60.0, no_corpus=True, url=url, scans="", census=1.0)
     cpu_before = procfs.tree_cpu_s(proc.pid)
     report = run(drive(url, proc.pid, 1, args, log))
     assert report["errors"] == 0, report["error_samples"]
@@ -162,6 +226,12 @@ def test_a_short_drive_times_each_action_and_samples_the_server(live_server):
     assert 0 < report["server"]["cpu_s"] <= procfs.tree_cpu_s(proc.pid) - cpu_before + 0.05
     assert report["server"]["rss_mb_peak_sampled"] >= report["server"]["rss_mb_before"] > 50
     assert len(report["load_average_before"]) == 3
+    readings = report["server"]["census"]["under_load"]
+    assert len(readings) >= 3 and readings[-1]["processes"] == {"server": 1}
+    assert abs(readings[-1]["rss_mb"]["server"] - procfs.tree_rss_mb(proc.pid)) < 200
+    assert readings[-1]["cache_mb"]["dashboard.data.ticket.inspection"] > 0         # what Streamlit sized, read back
+    assert cache_bytes(url)["dashboard.data.ticket.inspection"] > 0
+    assert cache_bytes("http://localhost:9") == {}                                   # nobody there: nothing, no raise
 
 
 @pytest.mark.load

@@ -94,3 +94,64 @@ def listening_pid(port: int) -> int | None:
         except OSError:
             continue
     return None
+
+
+def role(pid: int) -> str:
+    """What a process of the dashboard's tree is, from its command line: server, proxy, interpretation worker,
+    Dask worker or scheduler, or the launcher of several servers; "other" for anything else, "" if it is gone."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    words = [a.decode(errors="replace") for a in argv if a]
+    line = " ".join(words)
+    if not words:
+        return ""
+    if "haproxy" in words[0]:
+        return "proxy"
+    if "dashboard.team" in line:
+        return "launcher"
+    if "-m dashboard" in line or "streamlit" in line:
+        return "server"
+    if "distributed" in line or "dask" in line:
+        return "dask"
+    if "multiprocessing" in line or "forkserver" in line or "spawn_main" in line:
+        return "worker"
+    return "other"
+
+
+def listening_ports(pid: int) -> list[int]:
+    """The TCP ports process `pid` listens on (its own sockets, not its children's), sorted."""
+    inodes = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        return []
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if len(cols) > 9 and cols[3] == "0A" and cols[9] in inodes:
+                ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+def tree_census(pid: int) -> list[dict]:
+    """Each living process of the tree under `pid`: its pid, role and resident MB, largest first."""
+    rows = []
+    for p in tree(pid):
+        kb = status_kb(p, "VmRSS")
+        r = role(p)
+        if r and kb:
+            rows.append({"pid": p, "role": r, "rss_mb": round(kb / 1024, 1)})
+    return sorted(rows, key=lambda row: -row["rss_mb"])

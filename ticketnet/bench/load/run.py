@@ -38,7 +38,7 @@ from ticketnet._runtime.atomic import write_atomic
 from ticketnet.bench.load import procfs
 from ticketnet.bench.load.actions import PAGES, ActionFailed, Analyst, Outcome, Tally, split_tickets
 from ticketnet.bench.load.protocol import ProtocolError, Session, stream_url
-from ticketnet.bench.load.server import dashboard_server, tracebacks
+from ticketnet.bench.load.server import cache_bytes, dashboard_server, tracebacks
 from ticketnet.paths import ROOT, SCANS_ENV, WORKERS_ENV, scans_dir
 
 ARTIFACTS = ROOT / "artifacts" / "load"
@@ -159,6 +159,75 @@ async def sample(pid: int, samples: list[tuple[float, float, float]], stop: asyn
             pass
 
 
+async def census(pid: int, start: float, every: float, rows: list[dict], stop: asyncio.Event) -> None:
+    """Every `every` seconds until `stop`: each process of the tree (role, resident MB) and, for each dashboard
+    server in it, what its st.cache_data caches hold: where a growing tree's memory is."""
+    while not stop.is_set():
+        processes = await asyncio.to_thread(procfs.tree_census, pid)
+        caches = {}
+        for p in processes:
+            if p["role"] == "server":
+                for port in procfs.listening_ports(p["pid"]):
+                    found = await asyncio.to_thread(cache_bytes, f"http://localhost:{port}")
+                    if found:
+                        caches[str(p["pid"])] = found
+        rows.append({"t_s": round(time.monotonic() - start, 1), "processes": processes, "cache_bytes": caches})
+        try:
+            await asyncio.wait_for(stop.wait(), every)
+        except asyncio.TimeoutError:
+            pass
+
+
+TREND_BIN_S = 30          # the trend is fitted to 30 s means: the 0.5 s samples follow each script run's buffers
+TREND_LAGS = 4            # Newey-West over 2 minutes of those means: a cache's turnover lifts neighbours together
+
+
+def memory_trend(points: list[tuple[float, float]], from_s: float, to_s: float) -> dict | None:
+    """The resident memory's trend over [from_s, to_s] of the run: MB per minute by least squares on 30 s means,
+    with a 95 % interval robust to their autocorrelation (statsmodels OLS, HAC); None with under 6 means."""
+    import numpy as np
+    import statsmodels.api as sm
+
+    bins: dict[int, list[float]] = {}
+    for t, m in points:
+        if from_s <= t <= to_s:
+            bins.setdefault(int((t - from_s) // TREND_BIN_S), []).append(m)
+    if len(bins) < 6:
+        return None
+    minutes = np.array([(from_s + (k + 0.5) * TREND_BIN_S) / 60 for k in sorted(bins)])
+    means = np.array([sum(bins[k]) / len(bins[k]) for k in sorted(bins)])
+    fit = sm.OLS(means, sm.add_constant(minutes)).fit(cov_type="HAC", cov_kwds={"maxlags": TREND_LAGS})
+    low, high = fit.conf_int()[1]
+    return {"from_min": round(from_s / 60, 1), "to_min": round(to_s / 60, 1),
+            "mb_per_min": round(float(fit.params[1]), 2), "ci95": [round(float(low), 2), round(float(high), 2)], "mean_mb": round(float(means.mean()), 1)}
+
+
+def memory_trends(points: list[tuple[float, float]], ramp_s: float, left_s: float) -> list[dict]:
+    """The trend over the whole load (from the last analyst's start), from minute 10 on (the per-ticket caches'
+    ten-minute TTL has turned over once) and over its second half: whether the memory is still growing at the end."""
+    windows = [(ramp_s, left_s), (max(ramp_s, 600.0), left_s), (max(ramp_s, (ramp_s + left_s) / 2), left_s)]
+    found = [memory_trend(points, a, b) for a, b in dict.fromkeys(windows) if b - a >= 6 * TREND_BIN_S]
+    return [f for f in found if f]
+
+
+def census_summary(rows: list[dict], left_at_s: float) -> dict:
+    """From the census: resident MB per role (summed over its processes) and st.cache_data MB per cache (summed over
+    the servers) at each reading while the analysts were there, and the last reading after they left."""
+    if not rows:
+        return {}
+    roles = sorted({p["role"] for r in rows for p in r["processes"]})
+    caches = sorted({c for r in rows for server in r["cache_bytes"].values() for c in server})
+    def at(r):
+        return {"t_s": r["t_s"],
+                "rss_mb": {k: round(sum(p["rss_mb"] for p in r["processes"] if p["role"] == k), 1) for k in roles},
+                "processes": {k: sum(p["role"] == k for p in r["processes"]) for k in roles},
+                "cache_mb": {c: round(sum(s.get(c, 0) for s in r["cache_bytes"].values()) / 2**20, 2)
+                             for c in caches}}
+    under = [at(r) for r in rows if r["t_s"] <= left_at_s]
+    after = [at(r) for r in rows if r["t_s"] > left_at_s]
+    return {"under_load": under, "after_left": after[-1] if after else None}
+
+
 async def warm_up(url: str, tickets: list[str], corpus: bool, timeout: float) -> list[str]:
     """One untimed loop of the script (imports, the model, the split's tables): what a server that has run a while
     has done. Returns the errors it met."""
@@ -184,6 +253,9 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
     samples: list[tuple[float, float, float]] = []
     stop = asyncio.Event()
     sampler = asyncio.create_task(sample(pid, samples, stop)) if pid else None
+    census_rows: list[dict] = []
+    every = getattr(args, "census", 0) or 0
+    counter = asyncio.create_task(census(pid, time.monotonic(), every, census_rows, stop)) if pid and every else None
     load_before = procfs.load_average()
     busy0 = procfs.machine_busy()
     rss_idle = procfs.tree_rss_mb(pid) if pid else None
@@ -214,6 +286,8 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
     stop.set()
     if sampler:
         await sampler
+    if counter:
+        await counter
     alive = pid is None or Path(f"/proc/{pid}").exists()
     if not alive:
         tally.error("server died", "the server process exited during the run")
@@ -251,12 +325,17 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
         if len(loaded) >= 3:               # least squares over the run once every analyst has started
             slope = statistics.linear_regression([t for t, _ in loaded], [m for _, m in loaded]).slope
             report["server"]["rss_mb_per_min_under_load"] = round(60 * slope, 2)
+            report["server"]["rss_trends"] = memory_trends([(t - start, m) for t, m, _ in samples], ramp,
+                                                           left_at - start)
         if linger:
             report["server"]["linger_s"] = linger
             report["server"]["rss_mb_when_left"] = round(loaded[-1][1], 1) if loaded else None
             report["server"]["rss_mb_after_linger"] = round(samples[-1][1], 1) if samples else None
             report["server"]["rss_after_linger_vs_before"] = (round(samples[-1][1] / rss_idle, 3)
                                                               if samples and rss_idle else None)
+        if census_rows:
+            report["server"]["census_every_s"] = every
+            report["server"]["census"] = census_summary(census_rows, left_at - start)
     if heavy:
         report["split_run"] = {"at_s": args.split_run_at, "seconds": heavy.get("seconds"),
                                **during(tally.outcomes, (heavy["start"], heavy["end"]) if "start" in heavy else None)}
@@ -442,6 +521,10 @@ def print_step(r: dict) -> None:
                  if "rss_mb_per_min_under_load" in srv else "")
               + (f"; {srv['linger_s']:.0f} s after the analysts left: {srv['rss_after_linger_vs_before']:.2f}× "
                  "the memory before" if srv.get("rss_after_linger_vs_before") else ""))
+    for trend in srv.get("rss_trends", []):
+        print(f"  memory from minute {trend['from_min']:g} to {trend['to_min']:g}: {trend['mb_per_min']:+.2f} MB per "
+              f"min (95 % interval {trend['ci95'][0]:+.2f} to {trend['ci95'][1]:+.2f}), {trend['mean_mb']:.0f} MB "
+              "on average")
     print(f"  {'':32} {'n':>5} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
     rows = [("all actions", r["action_s"])] + [(f"page {p}", v) for p, v in r["by_page"].items()] + \
         [(f"  {a}", v) for a, v in r["by_action"].items()]
@@ -452,6 +535,15 @@ def print_step(r: dict) -> None:
         print(f"  a split-wide interpretation from {split['at_s']:.0f} s, {split['seconds']} s long: analysts' p95 "
               + ", ".join(f"{side.split('_')[0]} {_s(v['all']['p95']).strip()} s (n {v['all']['n']})"
                           for side, v in split.items() if side.endswith("split_run")))
+    rows = r.get("server", {}).get("census", {}).get("under_load") or []
+    if len(rows) >= 2:
+        first, last = rows[0], rows[-1]
+        print(f"  memory by process, {first['t_s']:.0f} s → {last['t_s']:.0f} s: " + ", ".join(
+            f"{k} ×{last['processes'][k]} {first['rss_mb'].get(k, 0):.0f} → {v:.0f} MB"
+            for k, v in last["rss_mb"].items()))
+        grown = sorted(last["cache_mb"].items(), key=lambda kv: -kv[1])[:4]
+        print("  largest st.cache_data caches then: " + ", ".join(f"{k.rsplit('.', 1)[-1]} {v:.1f} MB"
+                                                                 for k, v in grown))
     print(f"  p95 ≤ target on every page, no error: {'yes' if r['meets_target'] else 'no'}")
     for s in r["error_samples"][:10]:
         print("  !", s)
@@ -485,6 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cache", help="TICKETNET_CACHE for a started server (default: the dashboard's own)")
     ap.add_argument("--no-corpus", action="store_true", help="leave the Corpus page out of the script (with --url: "
                                                              "when that server has no finished scan)")
+    ap.add_argument("--census", type=float, default=60,
+                    help="seconds between readings of each server process's memory and its caches' bytes "
+                         "(default 60; 0: none)")
     ap.add_argument("--no-warm-up", action="store_true", help="time the first loop on a fresh server too")
     ap.add_argument("--processes", type=int, default=0,
                     help="a started server: this many dashboard processes behind HAProxy (python -m dashboard.team); "

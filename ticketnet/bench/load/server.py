@@ -71,3 +71,25 @@ def healthy(url: str, timeout: float = 10) -> bool:
             return r.status == 200
     except OSError:
         return False
+
+
+CACHE_LINE = re.compile(r'^cache_memory_bytes\{cache_type="(\w+)",cache="([^"]+)"\} (\d+)$')
+
+
+def cache_bytes(url: str, timeout: float = 5) -> dict[str, int]:
+    """What each of the server's st.cache_data caches holds, in bytes, from Streamlit's own metrics endpoint (its
+    `cache_memory_bytes` family; st.cache_resource entries are not sized there and are left out); {} when the
+    server does not answer."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/metrics?families=cache_memory_bytes", timeout=timeout) as r:
+            text = r.read().decode(errors="replace")
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        m = CACHE_LINE.match(line)
+        if m and m.group(1) == "st_cache_data":
+            out[m.group(2)] = int(m.group(3))
+    return out
