@@ -21,6 +21,7 @@ WORKERS_ENV = "TICKETNET_WORKERS"                         # worker processes for
 SPLIT_NICE_ENV = "TICKETNET_SPLIT_NICE"                   # niceness of the dashboard's split-wide runs (0: none)
 CACHE_ENV = "TICKETNET_CACHE"                             # where results outlive a restart (default ~/.cache/ticketnet)
 SCANS_ENV = "TICKETNET_SCANS"                             # the Corpus page's scans and uploads (default artifacts/scans)
+MEMORY_LOG_ENV = "TICKETNET_MEMORY_LOG"                   # a file each dashboard server appends its memory's census to
 
 SYNTH_SEED = 20261129                                     # the generator's seed for the shipped splits
 TRAIN_SEED = 1                                            # the shipped weights' seed, picked by `train --seeds 0-4`
@@ -99,6 +100,12 @@ def split_nice(default: int = 10) -> int:
     """Niceness of the dashboard's split-wide runs: $TICKETNET_SPLIT_NICE (0 to 19; 0 runs them like any page),
     else `default`."""
     return _int_env(SPLIT_NICE_ENV, default, 0, 19)
+
+
+def memory_log() -> Path | None:
+    """The file a dashboard server appends a line of its memory's census to every 30 s: $TICKETNET_MEMORY_LOG, else
+    None (no census)."""
+    return _env_path(MEMORY_LOG_ENV)
 
 
 def scans_dir() -> Path:

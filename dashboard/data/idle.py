@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import gc
+import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -58,6 +60,52 @@ def release_idle_memory() -> None:
         cached.clear()
     gc.collect()
     release_freed_memory()
+
+
+def resident_mb() -> float:
+    """This process's resident size (Linux /proc), 0.0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class MemoryLog:
+    """Every `every_s` seconds, one JSON line appended to `path`: the time, this server's pid, connected sessions,
+    resident MB and its allocator's census (ticketnet._runtime.allocator.heap_stats: live heap against what the
+    allocator holds). For whoever runs the server under load: where a growing resident size is. One write per
+    line (O_APPEND), so the servers of a team can share one file; a line that cannot be written is skipped."""
+
+    def __init__(self, path, count: Callable[[], int | None], every_s: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        from ticketnet._runtime.allocator import HEAP_CENSUS_S
+
+        self.path, self.count, self.clock = path, count, clock
+        self.every_s = HEAP_CENSUS_S if every_s is None else every_s
+        self.logged_at: float | None = None
+
+    def line(self) -> dict:
+        from ticketnet._runtime.allocator import heap_stats
+
+        stats = {k: round(v, 2) if isinstance(v, float) else v for k, v in heap_stats().items()}
+        return {"t": round(time.time(), 2), "pid": os.getpid(), "sessions": self.count(),
+                "rss_mb": round(resident_mb(), 2), **stats}
+
+    def __call__(self) -> None:
+        now = self.clock()
+        if self.logged_at is not None and now - self.logged_at < self.every_s:
+            return
+        self.logged_at = now
+        data = (json.dumps(self.line()) + "\n").encode()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError:
+            return
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
 
 
 class IdleWatch:
@@ -115,8 +163,13 @@ def _watch() -> threading.Thread:
     from dashboard.data.sessions import SessionReaper
     from ticketnet._runtime.allocator import jemalloc_active
 
+    from ticketnet.paths import memory_log
+
     reaper = SessionReaper.for_runtime()
-    watch = IdleWatch(connected_sessions, release_idle_memory, every_check=() if reaper is None else (reaper.reap,),
+    checks = [] if reaper is None else [reaper.reap]
+    if (log := memory_log()) is not None:
+        checks.append(MemoryLog(log, connected_sessions))
+    watch = IdleWatch(connected_sessions, release_idle_memory, every_check=checks,
                       trim=None if jemalloc_active() else trim_heap)     # jemalloc hands pages back by itself
     thread = threading.Thread(target=watch.run, name="ticketnet-idle-watch", daemon=True)
     thread.start()

@@ -84,3 +84,30 @@ def test_the_trim_hands_the_heap_back_and_keeps_every_cache(monkeypatch):
     monkeypatch.setattr(idle.st.cache_data, "clear", lambda: calls.append("cleared"))
     idle.trim_heap()
     assert calls == ["trim"]
+
+
+def test_the_memory_log_appends_one_census_line_per_interval(tmp_path):
+    import json
+
+    from dashboard.data.idle import MemoryLog
+
+    now = [0.0]
+    path = tmp_path / "memory.jsonl"
+    log = MemoryLog(path, lambda: 3, every_s=30, clock=lambda: now[0])
+    for t in (0, 10, 29, 30, 45, 61):
+        now[0] = t
+        log()
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert len(lines) == 3                                        # at 0, 30 and 61
+    first = lines[0]
+    assert first["sessions"] == 3 and first["pid"] > 0 and first["rss_mb"] > 50
+    assert first["allocator"] == "glibc" and 0 < first["in_use_mb"] <= first["held_mb"]
+    assert first["rss_mb"] >= first["in_use_mb"] * 0.5
+
+
+def test_a_memory_log_it_cannot_write_is_skipped(tmp_path):
+    from dashboard.data.idle import MemoryLog
+
+    log = MemoryLog(tmp_path / "no" / "such" / "dir" / "memory.jsonl", lambda: None)
+    log()                                                         # no raise, nothing written
+    assert not (tmp_path / "no").exists()

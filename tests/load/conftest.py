@@ -31,12 +31,15 @@ class LiveServer:
 @pytest.fixture(scope="session")
 def live_server(artifacts, tmp_path_factory):
     """One real dashboard server for the load tests, with its own cache and scans folders."""
+    from ticketnet.bench.load.run import memory_log_path
     from ticketnet.bench.load.server import dashboard_server
+    from ticketnet.paths import MEMORY_LOG_ENV
 
     log = tmp_path_factory.mktemp("load_server") / "server.log"
     scans, cache = tmp_path_factory.mktemp("load_scans"), tmp_path_factory.mktemp("load_cache")
     env = {"TICKETNET_CACHE": str(cache), "TICKETNET_SCANS": str(scans),
-           "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data)}
+           "TICKETNET_WEIGHTS": str(artifacts.weights), "TICKETNET_DATA": str(artifacts.data),
+           MEMORY_LOG_ENV: str(memory_log_path(log))}
     with dashboard_server(log, env) as (url, proc):
         yield LiveServer(url, proc, log, scans, cache)
 

@@ -12,8 +12,8 @@ from tests.load.conftest import run
 from ticketnet.bench.load import procfs
 from ticketnet.bench.load.actions import ActionFailed, Analyst, split_tickets
 from ticketnet.bench.load.protocol import Session, Widget, stream_url
-from ticketnet.bench.load.run import (census_summary, drive, main, meets_target, memory_trend, memory_trends, pct,
-                                      settle)
+from ticketnet.bench.load.run import (census_summary, drive, heap_readings, main, meets_target, memory_log_path,
+                                      memory_trend, memory_trends, pct, settle)
 from ticketnet.bench.load.server import cache_bytes, tracebacks
 
 
@@ -183,14 +183,32 @@ def test_the_census_summary_adds_up_each_role_and_cache_over_the_servers():
             {"t_s": 60.0, "processes": [{"pid": 1, "role": "server", "rss_mb": 520.0},
                                         {"pid": 3, "role": "proxy", "rss_mb": 10.5}],
              "cache_bytes": {"1": {"a": 2**19}}},
-            {"t_s": 120.0, "processes": [{"pid": 1, "role": "server", "rss_mb": 400.0}], "cache_bytes": {}}]
+            {"t_s": 120.0, "processes": [{"pid": 1, "role": "server", "rss_mb": 400.0}], "cache_bytes": {},
+             "heap": {"1": {"in_use_mb": 200.0, "held_mb": 260.0, "python_blocks": 1.5e6},
+                      "2": {"in_use_mb": 100.5, "held_mb": 120.0, "python_blocks": 1e6}}}]
     out = census_summary(rows, left_at_s=90.0)
+    assert out["after_left"]["heap_in_use_mb"] == 300.5 and out["after_left"]["heap_held_mb"] == 380.0
+    assert out["after_left"]["heap_python_blocks"] == 2.5e6 and "heap_in_use_mb" not in out["under_load"][0]
     assert out["under_load"][0] == {"t_s": 0.0, "rss_mb": {"proxy": 10.0, "server": 950.0},
                                     "processes": {"proxy": 1, "server": 2}, "cache_mb": {"a": 2.0, "b": 3.0}}
     assert out["under_load"][1]["rss_mb"] == {"proxy": 10.5, "server": 520.0}
     assert out["under_load"][1]["cache_mb"] == {"a": 0.5, "b": 0.0}
     assert out["after_left"]["rss_mb"] == {"proxy": 0, "server": 400.0} and out["after_left"]["t_s"] == 120.0
     assert census_summary([], 1.0) == {}
+
+
+def test_the_heap_readings_keep_each_server_s_latest_line_since_the_start(tmp_path):
+    path = tmp_path / "server.memory.jsonl"
+    lines = [{"t": 5.0, "pid": 1, "in_use_mb": 1.0, "held_mb": 2.0, "python_blocks": 3.0, "rss_mb": 9.0},
+             {"t": 20.0, "pid": 1, "in_use_mb": 10.0, "held_mb": 20.0, "python_blocks": 30.0},
+             {"t": 21.0, "pid": 2, "in_use_mb": 11.0, "held_mb": 21.0},
+             {"t": 25.0, "pid": 1, "in_use_mb": 12.0, "held_mb": 22.0, "python_blocks": 32.0}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"t": 30.0, "pid": 2, "in_u')   # mid-write
+    assert heap_readings(path, since=10.0) == {"1": {"in_use_mb": 12.0, "held_mb": 22.0, "python_blocks": 32.0},
+                                               "2": {"in_use_mb": 11.0, "held_mb": 21.0}}
+    assert heap_readings(path, since=100.0) == {} and heap_readings(tmp_path / "none.jsonl", 0) == {}
+    assert heap_readings(None, 0) == {}
+    assert memory_log_path(tmp_path / "server.log") == tmp_path / "server.memory.jsonl"
 
 
 def test_the_memory_trend_tells_growth_from_noise_and_names_its_windows():
@@ -232,6 +250,8 @@ def test_a_short_drive_times_each_action_and_samples_the_server(live_server):
     assert readings[-1]["cache_mb"]["dashboard.data.ticket.inspection"] > 0         # what Streamlit sized, read back
     assert cache_bytes(url)["dashboard.data.ticket.inspection"] > 0
     assert cache_bytes("http://localhost:9") == {}                                   # nobody there: nothing, no raise
+    assert readings[-1]["heap_in_use_mb"] > 50 and readings[-1]["heap_held_mb"] >= readings[-1]["heap_in_use_mb"]
+    assert readings[-1]["heap_held_mb"] <= readings[-1]["rss_mb"]["server"]        # the heap is a part of the whole
 
 
 @pytest.mark.load

@@ -84,3 +84,35 @@ def test_under_jemalloc_freed_memory_is_purged_and_leaves_the_resident_size():
                                         allocator.jemalloc_library())
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.split() == ["True", "True", "True", "True"]
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's mallinfo2")
+def test_glibc_s_census_sees_a_block_taken_and_given_back():
+    import numpy as np
+
+    before = allocator.heap_stats()
+    block = np.ones(25 << 20 >> 3)                               # 25 MB, over the mmap threshold: counted in hblkhd
+    during = allocator.heap_stats()
+    del block
+    after = allocator.heap_stats()
+    assert before["allocator"] == "glibc" and before["python_blocks"] > 1000
+    assert 24 < during["in_use_mb"] - before["in_use_mb"] < 27 and during["held_mb"] >= during["in_use_mb"]
+    assert abs(after["in_use_mb"] - before["in_use_mb"]) < 2
+
+
+@pytest.mark.skipif(allocator.jemalloc_library() is None, reason="libjemalloc2 is not installed (make jemalloc)")
+def test_jemalloc_s_census_tells_live_blocks_from_held_pages():
+    # A child on jemalloc with no decay: 100 MB freed stays held (resident) but leaves the live heap; the purge
+    # then hands it back.
+    code = ("import json, numpy as np; from ticketnet._runtime import allocator as a\n"
+            "s = [a.heap_stats()]; x = [np.ones(1 << 17) for _ in range(100)]; s.append(a.heap_stats()); del x\n"
+            "s.append(a.heap_stats()); a.release_freed_memory(); s.append(a.heap_stats()); print(json.dumps(s))")
+    env = allocator.preload_environment({**os.environ, "MALLOC_CONF": "background_thread:false,dirty_decay_ms:-1"},
+                                        allocator.jemalloc_library())
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    base, full, freed, purged = __import__("json").loads(out)
+    assert base["allocator"] == "jemalloc" and set(allocator.JEMALLOC_STATS) <= {k[9:-3] for k in base if
+                                                                                 k.startswith("jemalloc_")}
+    assert 99 < full["in_use_mb"] - base["in_use_mb"] < 102
+    assert freed["in_use_mb"] - base["in_use_mb"] < 2 and freed["held_mb"] - base["held_mb"] > 95
+    assert purged["held_mb"] - base["held_mb"] < 10

@@ -139,3 +139,51 @@ def preload_environment(environ: dict[str, str], library: str) -> dict[str, str]
 def _purge_jemalloc(mallctl) -> bool:
     """jemalloc's `arena.<all>.purge`: every arena's unused dirty pages handed back now. True if it took it."""
     return mallctl(f"arena.{MALLCTL_ARENAS_ALL}.purge".encode(), None, None, None, 0) == 0
+
+
+class _Mallinfo2(ctypes.Structure):
+    """glibc's `struct mallinfo2` (malloc.h, glibc 2.33 and later): every field a size_t."""
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+JEMALLOC_STATS = ("allocated", "active", "resident", "mapped", "retained")
+HEAP_CENSUS_S = 30.0     # how often a dashboard server logs heap_stats where it is asked to ($TICKETNET_MEMORY_LOG)
+
+
+def _jemalloc_stats(mallctl) -> dict[str, float] | None:
+    """jemalloc's `stats.*` in MB, refreshed (`epoch`) first; None where it was built without statistics."""
+    epoch = ctypes.c_uint64(1)
+    if mallctl(b"epoch", None, None, ctypes.byref(epoch), ctypes.sizeof(epoch)) != 0:
+        return None
+    out = {}
+    for name in JEMALLOC_STATS:
+        value, size = ctypes.c_size_t(0), ctypes.c_size_t(ctypes.sizeof(ctypes.c_size_t))
+        if mallctl(f"stats.{name}".encode(), ctypes.byref(value), ctypes.byref(size), None, 0) != 0:
+            return None
+        out[name] = value.value / 2**20
+    return out
+
+
+def heap_stats() -> dict[str, float | str]:
+    """What the process's allocator holds, in MB: `in_use_mb` (blocks the program has and has not freed) and
+    `held_mb` (what the allocator keeps for them, freed blocks between them included: jemalloc's resident pages,
+    glibc's arenas and mmapped blocks), with the allocator's name and Python's count of allocated blocks. Tells
+    a growing resident size that is live objects from one that is the allocator's keeping (docs/performance.md,
+    "Memory"). Without either allocator's statistics, only the block count."""
+    import sys
+
+    out: dict[str, float | str] = {"python_blocks": float(sys.getallocatedblocks())}
+    if (mallctl := _mallctl()) is not None:
+        stats = _jemalloc_stats(mallctl)
+        if stats is not None:
+            out.update(allocator="jemalloc", in_use_mb=stats["allocated"], held_mb=stats["resident"],
+                       **{f"jemalloc_{k}_mb": v for k, v in stats.items()})
+        return out
+    mallinfo2 = _libc("mallinfo2")
+    if mallinfo2 is not None:
+        mallinfo2.argtypes, mallinfo2.restype = [], _Mallinfo2
+        info = mallinfo2()
+        out.update(allocator="glibc", in_use_mb=(info.uordblks + info.hblkhd) / 2**20,
+                   held_mb=(info.arena + info.hblkhd) / 2**20)
+    return out

@@ -34,12 +34,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ticketnet._runtime.allocator import HEAP_CENSUS_S
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.bench.load import procfs
 from ticketnet.bench.load.actions import PAGES, ActionFailed, Analyst, Outcome, Tally, split_tickets
 from ticketnet.bench.load.protocol import ProtocolError, Session, stream_url
 from ticketnet.bench.load.server import cache_bytes, dashboard_server, tracebacks
-from ticketnet.paths import ROOT, SCANS_ENV, WORKERS_ENV, scans_dir
+from ticketnet.paths import MEMORY_LOG_ENV, ROOT, SCANS_ENV, WORKERS_ENV, scans_dir
 
 ARTIFACTS = ROOT / "artifacts" / "load"
 TARGET_P95_S = 1.0
@@ -159,9 +160,35 @@ async def sample(pid: int, samples: list[tuple[float, float, float]], stop: asyn
             pass
 
 
-async def census(pid: int, start: float, every: float, rows: list[dict], stop: asyncio.Event) -> None:
+def memory_log_path(server_log: Path) -> Path:
+    """Where a started server's memory census goes ($TICKETNET_MEMORY_LOG; dashboard.data.idle.MemoryLog)."""
+    return server_log.with_name(server_log.stem + ".memory.jsonl")
+
+
+def heap_readings(path: Path | None, since: float) -> dict[str, dict]:
+    """Each server's latest line of the memory census at `path` written at or after `since` (wall time), by pid:
+    live heap, what the allocator holds, Python's blocks. {} without a file."""
+    latest: dict[str, dict] = {}
+    try:
+        lines = path.read_text(errors="replace").splitlines() if path is not None else []
+    except OSError:
+        return {}
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue                                   # a line being written: the next census reads it
+        if isinstance(row, dict) and row.get("t", 0) >= since and "pid" in row:
+            latest[str(row["pid"])] = {k: row[k] for k in ("in_use_mb", "held_mb", "python_blocks") if k in row}
+    return latest
+
+
+async def census(pid: int, start: float, every: float, rows: list[dict], stop: asyncio.Event,
+                 memory_log: Path | None = None) -> None:
     """Every `every` seconds until `stop`: each process of the tree (role, resident MB) and, for each dashboard
-    server in it, what its st.cache_data caches hold: where a growing tree's memory is."""
+    server in it, what its st.cache_data caches hold and (from its memory log) its live heap against what its
+    allocator holds: where a growing tree's memory is."""
+    since = time.time() - HEAP_CENSUS_S - 5          # a server's latest line is at most one interval old
     while not stop.is_set():
         processes = await asyncio.to_thread(procfs.tree_census, pid)
         caches = {}
@@ -171,7 +198,9 @@ async def census(pid: int, start: float, every: float, rows: list[dict], stop: a
                     found = await asyncio.to_thread(cache_bytes, f"http://localhost:{port}")
                     if found:
                         caches[str(p["pid"])] = found
-        rows.append({"t_s": round(time.monotonic() - start, 1), "processes": processes, "cache_bytes": caches})
+        heap = await asyncio.to_thread(heap_readings, memory_log, since)
+        rows.append({"t_s": round(time.monotonic() - start, 1), "processes": processes, "cache_bytes": caches,
+                     "heap": heap})
         try:
             await asyncio.wait_for(stop.wait(), every)
         except asyncio.TimeoutError:
@@ -222,7 +251,9 @@ def census_summary(rows: list[dict], left_at_s: float) -> dict:
                 "rss_mb": {k: round(sum(p["rss_mb"] for p in r["processes"] if p["role"] == k), 1) for k in roles},
                 "processes": {k: sum(p["role"] == k for p in r["processes"]) for k in roles},
                 "cache_mb": {c: round(sum(s.get(c, 0) for s in r["cache_bytes"].values()) / 2**20, 2)
-                             for c in caches}}
+                             for c in caches},
+                **({f"heap_{k}": round(sum(h.get(k, 0) for h in r["heap"].values()), 1)
+                    for k in ("in_use_mb", "held_mb", "python_blocks")} if r.get("heap") else {})}
     under = [at(r) for r in rows if r["t_s"] <= left_at_s]
     after = [at(r) for r in rows if r["t_s"] > left_at_s]
     return {"under_load": under, "after_left": after[-1] if after else None}
@@ -255,7 +286,9 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
     sampler = asyncio.create_task(sample(pid, samples, stop)) if pid else None
     census_rows: list[dict] = []
     every = getattr(args, "census", 0) or 0
-    counter = asyncio.create_task(census(pid, time.monotonic(), every, census_rows, stop)) if pid and every else None
+    heap_log = memory_log_path(log) if log else None
+    counter = (asyncio.create_task(census(pid, time.monotonic(), every, census_rows, stop, heap_log))
+               if pid and every else None)
     load_before = procfs.load_average()
     busy0 = procfs.machine_busy()
     rss_idle = procfs.tree_rss_mb(pid) if pid else None
@@ -356,7 +389,7 @@ def server_for(args, log: Path):
         stream_url(args.url)
         port = urlparse(args.url if "://" in args.url else f"http://{args.url}").port or 80
         return nullcontext((args.url.rstrip("/"), procfs.listening_pid(port)))
-    env = {SCANS_ENV: str(Path(args.scans).resolve())}
+    env = {SCANS_ENV: str(Path(args.scans).resolve()), MEMORY_LOG_ENV: str(memory_log_path(log).resolve())}
     if args.cache:
         env["TICKETNET_CACHE"] = str(Path(args.cache).resolve())
     if getattr(args, "workers", 0):
@@ -541,6 +574,10 @@ def print_step(r: dict) -> None:
         print(f"  memory by process, {first['t_s']:.0f} s → {last['t_s']:.0f} s: " + ", ".join(
             f"{k} ×{last['processes'][k]} {first['rss_mb'].get(k, 0):.0f} → {v:.0f} MB"
             for k, v in last["rss_mb"].items()))
+        if "heap_in_use_mb" in first and "heap_in_use_mb" in last:
+            print(f"  the servers' live heap {first['heap_in_use_mb']:.0f} → {last['heap_in_use_mb']:.0f} MB, their "
+                  f"allocator holding {first['heap_held_mb']:.0f} → {last['heap_held_mb']:.0f} MB, Python's blocks "
+                  f"{first['heap_python_blocks'] / 1e6:.2f} → {last['heap_python_blocks'] / 1e6:.2f} M")
         grown = sorted(last["cache_mb"].items(), key=lambda kv: -kv[1])[:4]
         print("  largest st.cache_data caches then: " + ", ".join(f"{k.rsplit('.', 1)[-1]} {v:.1f} MB"
                                                                  for k, v in grown))
