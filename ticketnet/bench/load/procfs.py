@@ -72,9 +72,9 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def listening_pid(port: int) -> int | None:
-    """The process listening on TCP `port` on this machine (found by its socket's inode), None if none of ours."""
-    inodes = set()
+def _listening() -> list[tuple[int, str]]:
+    """(port, socket inode) of every TCP socket listening on this machine, IPv4 and IPv6 (/proc/net/tcp*)."""
+    found = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -82,8 +82,14 @@ def listening_pid(port: int) -> int | None:
             continue
         for line in lines:
             cols = line.split()
-            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(f"socket:[{cols[9]}]")
+            if len(cols) > 9 and cols[3] == "0A":          # 0A: LISTEN
+                found.append((int(cols[1].rsplit(":", 1)[1], 16), cols[9]))
+    return found
+
+
+def listening_pid(port: int) -> int | None:
+    """The process listening on TCP `port` on this machine (found by its socket's inode), None if none of ours."""
+    inodes = {f"socket:[{inode}]" for p, inode in _listening() if p == port}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -133,17 +139,7 @@ def listening_ports(pid: int) -> list[int]:
                 inodes.add(target[8:-1])
     except OSError:
         return []
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            cols = line.split()
-            if len(cols) > 9 and cols[3] == "0A" and cols[9] in inodes:
-                ports.add(int(cols[1].rsplit(":", 1)[1], 16))
-    return sorted(ports)
+    return sorted({port for port, inode in _listening() if inode in inodes})
 
 
 def tree_census(pid: int) -> list[dict]:
