@@ -168,7 +168,9 @@ def _watch() -> threading.Thread:
     reaper = SessionReaper.for_runtime()
     checks = [] if reaper is None else [reaper.reap]
     if (log := memory_log()) is not None:
-        checks.append(MemoryLog(log, connected_sessions))
+        census = MemoryLog(log, connected_sessions)
+        census()                                   # the first line when the first visitor arrives, then every 30 s
+        checks.append(census)
     watch = IdleWatch(connected_sessions, release_idle_memory, every_check=checks,
                       trim=None if jemalloc_active() else trim_heap)     # jemalloc hands pages back by itself
     thread = threading.Thread(target=watch.run, name="ticketnet-idle-watch", daemon=True)
