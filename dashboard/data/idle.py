@@ -62,15 +62,6 @@ def release_idle_memory() -> None:
     release_freed_memory()
 
 
-def resident_mb() -> float:
-    """This process's resident size (Linux /proc), 0.0 where it cannot be read."""
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
 class MemoryLog:
     """Every `every_s` seconds, one JSON line appended to `path`: the time, this server's pid, connected sessions,
     resident MB and its allocator's census (ticketnet._runtime.allocator.heap_stats: live heap against what the
@@ -87,10 +78,11 @@ class MemoryLog:
 
     def line(self) -> dict:
         from ticketnet._runtime.allocator import heap_stats
+        from ticketnet._runtime.proc import status_kb
 
         stats = {k: round(v, 2) if isinstance(v, float) else v for k, v in heap_stats().items()}
         return {"t": round(time.time(), 2), "pid": os.getpid(), "sessions": self.count(),
-                "rss_mb": round(resident_mb(), 2), **stats}
+                "rss_mb": round(status_kb(os.getpid(), "VmRSS") / 1024, 2), **stats}
 
     def __call__(self) -> None:
         now = self.clock()
@@ -162,7 +154,6 @@ class IdleWatch:
 def _watch() -> threading.Thread:
     from dashboard.data.sessions import SessionReaper
     from ticketnet._runtime.allocator import jemalloc_active
-
     from ticketnet.paths import memory_log
 
     reaper = SessionReaper.for_runtime()

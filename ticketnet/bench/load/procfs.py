@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ticketnet._runtime.proc import status_kb
+
 
 def _children(pid: int) -> list[int]:
     out = []
@@ -14,17 +16,6 @@ def _children(pid: int) -> list[int]:
         except OSError:
             pass
     return out
-
-
-def status_kb(pid: int, field: str) -> int:
-    """A kB figure of /proc/PID/status (VmRSS, VmHWM), 0 if the process is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def tree(pid: int) -> set[int]:

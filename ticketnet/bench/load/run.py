@@ -228,7 +228,8 @@ def memory_trend(points: list[tuple[float, float]], from_s: float, to_s: float) 
     fit = sm.OLS(means, sm.add_constant(minutes)).fit(cov_type="HAC", cov_kwds={"maxlags": TREND_LAGS})
     low, high = fit.conf_int()[1]
     return {"from_min": round(from_s / 60, 1), "to_min": round(to_s / 60, 1),
-            "mb_per_min": round(float(fit.params[1]), 2), "ci95": [round(float(low), 2), round(float(high), 2)], "mean_mb": round(float(means.mean()), 1)}
+            "mb_per_min": round(float(fit.params[1]), 2), "ci95": [round(float(low), 2), round(float(high), 2)],
+            "mean_mb": round(float(means.mean()), 1)}
 
 
 def memory_trends(points: list[tuple[float, float]], ramp_s: float, left_s: float) -> list[dict]:
