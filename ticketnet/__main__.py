@@ -33,7 +33,8 @@ def _synth(args: argparse.Namespace) -> int:
               f"({time.perf_counter() - t0:.1f} s)")
         return 0
 
-    paths = write_splits(Path(args.out) if args.out else data_dir(), seed=SYNTH_SEED if args.seed is None else args.seed)
+    paths = write_splits(Path(args.out) if args.out else data_dir(), seed=SYNTH_SEED if args.seed is None else args.seed,
+                         settled_share=args.settled_share)
     for split, path in paths.items():
         print(f"{split}: {path}")
     return 0
@@ -433,6 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help=f"generator seed (default: {SYNTH_SEED}; with --corpus its own)")
     p.add_argument("--corpus", type=int, metavar="N",
                    help="write N corpus tickets (ids C-NNNNNNNN) as Parquet files of 50,000 rows under --out")
+    p.add_argument("--settled-share", type=float, default=0.0, metavar="P",
+                   help="share of replies that close an earlier, settled matter of another team before or after the "
+                        "request (default 0: the shipped splits have none)")
     p.set_defaults(func=_synth)
 
     p = sub.add_parser("train", help="train a router on a folder of splits or on one export file, written atomically")

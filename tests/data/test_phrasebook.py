@@ -134,3 +134,13 @@ def test_two_topic_tickets_mark_the_minor_request_before_after_and_from_behind()
         tails += any(t and t.strip(" ,-") in minor[-1][0] for t in MINOR_TAILS)
     assert 0.4 <= orders["request"] / 600 <= 0.75, orders          # the main request first or second, both common
     assert tails >= 150, "a softener after the minor request ('..., but that can wait') in a good share"
+
+
+def test_every_team_needs_its_settled_matters_and_the_shared_frames_their_slot(book):
+    text = (book / "account.toml").read_text(encoding="utf-8")
+    (book / "account.toml").write_text(text[:text.index("\n[settled]")] + "\n", encoding="utf-8")
+    assert "account.toml: the file: missing settled" in problems(book, "account.toml")
+    text = (book / "shared.toml").read_text(encoding="utf-8")
+    (book / "shared.toml").write_text(text.replace('"Thanks for {a}."', '"Thanks for {b}."', 1), encoding="utf-8")
+    assert any(p.startswith("shared.toml: settled.settled_thanks_frames[0]: unknown slot {b}")
+               for p in problems(book, "shared.toml"))

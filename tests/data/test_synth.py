@@ -154,9 +154,11 @@ def test_pattern_and_distractor_agree(rows):
 
 def test_pattern_shares(rows):
     share = {p: n / len(rows) for p, n in Counter(row["pattern"] for row in rows).items()}
-    assert 0.31 <= sum(share[p] for p in HARD_PATTERNS) <= 0.38
+    hard = [p for p, _ in generator.PATTERN_WEIGHTS if p in HARD_PATTERNS]      # the shipped splits have no `settled`
+    assert hard == ["negated", "two_topics", "ambiguous"] and "settled" not in share
+    assert 0.31 <= sum(share[p] for p in hard) <= 0.38
     assert 0.02 <= share["noisy"] <= 0.03
-    assert all(share[p] >= 0.03 for p in HARD_PATTERNS)
+    assert all(share[p] >= 0.03 for p in hard)
 
 
 def test_classes_are_roughly_balanced(shipped):
@@ -234,10 +236,10 @@ def test_write_splits_and_main_write_loadable_files(tmp_path, monkeypatch):
     # The command passes its folder and seed on; the default sizes are the shipped files' (checked above against
     # a fresh generation), so here it writes small ones rather than 63,000 tickets again.
     calls = []
-    monkeypatch.setattr(generator, "write_splits", lambda out, seed: calls.append((out, seed)) or
-                        write_splits(out, seed=seed, sizes=SMALL))
+    monkeypatch.setattr(generator, "write_splits", lambda out, seed, settled_share:
+                        calls.append((out, seed, settled_share)) or write_splits(out, seed=seed, sizes=SMALL))
     assert main(["--out", str(tmp_path / "b"), "--seed", "3"]) == 0
-    assert calls == [(tmp_path / "b", 3)]
+    assert calls == [(tmp_path / "b", 3, 0.0)]
     assert load_split(tmp_path / "b" / "valid.csv") == generate(3, SMALL)["valid"]
 
 
@@ -246,3 +248,93 @@ def test_team_words_take_the_right_article(rows):
     texts = [r["text"] for r in rows if r["pattern"] == "negated"]
     assert not [t for t in texts if re.search(r"\b[Aa] (account|exchange|order|issue|email|invoice|item)\b", t)]
     assert any(re.search(r"\b[Aa]n (account|exchange)\b", t) for t in texts)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The `settled` pattern: a reply that closes an earlier matter of another team before or after a new request.
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def settled_splits() -> dict[str, list[dict]]:
+    return generate(4, (4000, 200, 200), settled_share=0.1)
+
+
+def test_a_settled_share_of_0_draws_exactly_the_rows_drawn_without_it():
+    assert generate(7, SMALL, settled_share=0.0) == generate(7, SMALL)
+    assert generate(7, SMALL, settled_share=0.1) != generate(7, SMALL)
+    for bad in (-0.1, 1.0, 1.5):
+        with pytest.raises(ValueError, match="settled share"):
+            generate(7, SMALL, settled_share=bad)
+
+
+def test_settled_tickets_take_their_share_and_leave_the_other_patterns_in_proportion(settled_splits):
+    rows = settled_splits["train"]
+    counts = Counter(row["pattern"] for row in rows)
+    assert 0.085 <= counts["settled"] / len(rows) <= 0.115
+    plain, negated = counts["plain"] / len(rows), counts["negated"] / len(rows)
+    # 0.63 and 0.155 of the rest, within sampling error at 4,000 tickets.
+    assert abs(plain - 0.63 * 0.9) < 0.03 and abs(negated - 0.155 * 0.9) < 0.02
+
+
+def test_settled_tickets_name_the_settled_team_as_distractor_and_keep_their_evidence(settled_splits):
+    rows = [row for split in SPLITS for row in settled_splits[split] if row["pattern"] == "settled"]
+    assert len(rows) > 400
+    for row in rows:
+        assert row["distractor"] in TEAMS and row["distractor"] != row["team"], row
+        pieces = row["evidence"].split("|")
+        assert pieces and all(piece and piece in row["text"] for piece in pieces), row
+    pairs = Counter((row["team"], row["distractor"]) for row in rows)
+    assert all(pairs[(a, b)] >= 5 for a in TEAMS for b in TEAMS if a != b), pairs
+    bursts = [row["text"] for row in rows if "\n" in row["text"]]
+    assert 0.05 <= len(bursts) / len(rows) <= 0.15
+
+
+def test_a_settled_matter_stands_before_or_after_the_request_or_in_a_burst_for_every_ordered_pair():
+    rng = random.Random(0)
+    for team in TEAMS:
+        thanks, done = next((a, s) for t, a, s in generator.SETTLED if t == team)
+        assert len(thanks) >= 15 and len(done) >= 15, team
+        for settled_team in TEAMS:
+            if settled_team == team:
+                continue
+            orders = Counter()
+            for _ in range(80):
+                core = generator._settled_core(rng, team, settled_team, {})
+                orders[tuple(kind for kind, _ in core)] += 1
+                if core[0][0] == "burst":
+                    text = "".join(t for t, _ in core[0][1])
+                    assert text.count("\n") >= 2 and text.split("\n")[-1].strip(), text
+                else:
+                    settled = next(segments for kind, segments in core if kind == "settled")
+                    assert not any(is_evidence for _, is_evidence in settled), settled
+            assert orders[("settled", "request")] and orders[("request", "settled")] and orders[("burst",)], \
+                (team, settled_team, orders)
+
+
+def test_a_settled_sentence_closes_a_matter_of_the_settled_team():
+    rng = random.Random(1)
+    for team, thanks, done in generator.SETTLED:
+        for _ in range(40):
+            sentence = generator._settled_sentence(rng, team).lower()
+            assert any(phrase.lower() in sentence for phrase in (*thanks, *done)), (team, sentence)
+            assert "{a}" not in sentence and "{s}" not in sentence
+
+
+def test_the_thread_splitter_sets_nothing_aside_in_a_settled_ticket(settled_splits):
+    """Settled openers are not quoted history: the router must read them, so the training data must teach them."""
+    from ticketnet.data.thread import split_thread
+
+    rows = [row for row in settled_splits["train"] if row["pattern"] == "settled"]
+    assert all(split_thread(row["text"]).new == row["text"] for row in rows)
+
+
+def test_the_command_line_writes_settled_tickets(tmp_path, monkeypatch):
+    import ticketnet.data.synth as synth
+    from ticketnet.__main__ import main as cli
+
+    monkeypatch.setattr(synth, "write_splits", lambda out, seed, settled_share:
+                        write_splits(out, seed=seed, sizes=(2000, 50, 50), settled_share=settled_share))
+    assert cli(["synth", "--out", str(tmp_path), "--seed", "3", "--settled-share", "0.2"]) == 0
+    rows = load_split(tmp_path / "train.csv")
+    assert 0.17 <= sum(row["pattern"] == "settled" for row in rows) / len(rows) <= 0.23
+    assert load_split(tmp_path / "valid.csv") == generate(3, (2000, 50, 50), settled_share=0.2)["valid"]

@@ -12,8 +12,9 @@ REQUIRED_COLUMNS: tuple[str, ...] = ("ticket_id", "text", "team")
 MIN_TEAMS, MAX_TEAMS = 2, 200
 TEAMS_FILE = "teams.txt"          # optional, in a data folder: the teams in the order a router keeps them
 
-# The hard slice: tickets whose request is negated, shares the ticket with another topic, or is ambiguous.
-HARD_PATTERNS: tuple[str, ...] = ("negated", "two_topics", "ambiguous")
+# The hard slice: tickets whose request is negated, shares the ticket with another topic (or follows a settled one),
+# or is ambiguous.
+HARD_PATTERNS: tuple[str, ...] = ("negated", "two_topics", "ambiguous", "settled")
 
 
 def is_hard(row) -> bool:

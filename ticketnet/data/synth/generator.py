@@ -14,7 +14,8 @@ from ticketnet.data.synth.phrases import (
     FRAMES, GREETINGS, INTENTS, LATER_ASIDE_LEADS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE,
     MINOR_TAILS, NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS,
     NEGATIONS, ORDER_REFS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, SHORT, SHORT_TAILS, SIGNOFFS, SUBINTENTS,
-    TEAM_WORD_FRAMES, TEAM_WORDS, TOPICS,
+    TEAM_WORD_FRAMES, TEAM_WORDS, TOPICS, BURST_GREETINGS, BURST_THANKS, BURST_TURNS, SETTLED, SETTLED_AFTERTHOUGHTS,
+    SETTLED_DONE_FRAMES, SETTLED_THANKS_FRAMES, SETTLED_TURNS,
 )
 from ticketnet.data.synth.slots import Segments, fill
 from ticketnet.data.text import tokenize
@@ -25,7 +26,7 @@ from ticketnet.paths import SYNTH_SEED, data_dir
 DEFAULT_SIZES = (60000, 1500, 1500)
 SPLITS = ("train", "valid", "test")
 COLUMNS = ("ticket_id", "text", "team", "evidence", "pattern", "distractor")
-PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy")
+PATTERNS = ("plain", "negated", "two_topics", "ambiguous", "noisy", "settled")
 MAX_TOKENS = 200
 # Share of requests written from the sub-intent parts and frames (SUBINTENTS x FRAMES) rather than the
 # whole-sentence templates of INTENTS; and of negated tickets that set a topic aside with TOPICS.
@@ -39,6 +40,14 @@ SECONDARY_SHARE = 0.7
 # ordered pairs of teams, each with the request before, after or joined to the topic set aside.
 PATTERN_WEIGHTS = (("plain", 0.63), ("negated", 0.155), ("two_topics", 0.15), ("ambiguous", 0.04),
                    ("noisy", 0.025))
+# `settled`: a reply that closes an earlier, settled matter of another team ("Thanks, the refund arrived.") before or
+# after a new request, or in a chat burst of short lines. Its share is an argument of `generate` (the other patterns
+# keep their proportions), 0 by default: the shipped splits were generated without it, so a share of 0 draws exactly
+# the rows it drew before. SETTLED_WHERE: where the settled matter stands, by weight.
+SETTLED_WHERE = (("before", 6), ("after", 3), ("burst", 1))
+# Share of settled sentences that thank for what the other team did ("Thanks for chasing the courier."), the rest say
+# how it ended ("The parcel turned up this morning, thanks.").
+SETTLED_THANKS_SHARE = 0.45
 # Share of ambiguous rows whose label is a coin flip between the two plausible teams instead of the
 # routing convention (the template's first team).
 AMBIGUOUS_COIN = 0.10
@@ -119,9 +128,14 @@ def _plain_core(rng, team, ctx) -> list[tuple[str, Segments]]:
     return core
 
 
+def _put(frame: str, name: str, phrase: str) -> str:
+    """`frame` with `phrase` in its {name} ('^{name}': the phrase capitalised)."""
+    return frame.replace(f"^{{{name}}}", _cap(phrase)).replace(f"{{{name}}}", phrase)
+
+
 def _set_aside(frame: str, topic: str) -> str:
     """A NEG_* frame with the distractor's topic in it ('^{t}': the topic capitalised)."""
-    return frame.replace("^{t}", _cap(topic)).replace("{t}", topic)
+    return _put(frame, "t", topic)
 
 
 def _negated_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
@@ -224,15 +238,43 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     return [("request", request_segments), ("aside", aside_segments)]
 
 
+def _settled_sentence(rng: random.Random, settled_team: str) -> str:
+    """One sentence closing an earlier matter of `settled_team`: thanks for what it did, or how it ended."""
+    thanks, done = next((a, s) for t, a, s in SETTLED if t == settled_team)
+    if rng.random() < SETTLED_THANKS_SHARE:
+        return _put(rng.choice(SETTLED_THANKS_FRAMES), "a", rng.choice(thanks))
+    return _put(rng.choice(SETTLED_DONE_FRAMES), "s", rng.choice(done))
+
+
+def _settled_core(rng, team, settled_team, ctx) -> list[tuple[str, Segments]]:
+    """A request of `team` with an earlier, settled matter of `settled_team` closed before or after it, or a chat
+    burst ("hi again / the refund came through thanks / but / <request>") as one part of kind "burst"."""
+    template, _ = _request(rng, team)
+    where = rng.choices([w for w, _ in SETTLED_WHERE], weights=[n for _, n in SETTLED_WHERE])[0]
+    if where == "burst":
+        done = next(s for t, _, s in SETTLED if t == settled_team)
+        lines = [rng.choice(BURST_GREETINGS), (rng.choice(done) + rng.choice(BURST_THANKS)).lower(),
+                 rng.choice(BURST_TURNS), _decap(template)]
+        return [("burst", fill("\n".join(line for line in lines if line), ctx, rng))]
+    settled = _settled_sentence(rng, settled_team)
+    if where == "before":
+        turn = rng.choice(SETTLED_TURNS)
+        request = fill(turn + _decap(template) if turn else template, ctx, rng)
+        return [("settled", fill(settled, ctx, rng)), ("request", request)]
+    lead = rng.choice(SETTLED_AFTERTHOUGHTS)
+    return [("request", fill(template, ctx, rng)),
+            ("settled", fill(lead + _decap(settled) if lead else settled, ctx, rng))]
+
+
 def _ambiguous_core(rng, ctx) -> tuple[str, str, list[tuple[str, Segments]]]:
     """The routing convention's team, the other plausible team, and the request."""
     convention, other, template = rng.choice(AMBIGUOUS)
     return convention, other, [("request", fill(template, ctx, rng))]
 
 
-def _draw_pattern(rng: random.Random) -> str:
-    names = [name for name, _ in PATTERN_WEIGHTS]
-    return rng.choices(names, weights=[w for _, w in PATTERN_WEIGHTS])[0]
+def _draw_pattern(rng: random.Random, settled_share: float = 0.0) -> str:
+    names = [name for name, _ in PATTERN_WEIGHTS] + ["settled"]
+    return rng.choices(names, weights=[w * (1 - settled_share) for _, w in PATTERN_WEIGHTS] + [settled_share])[0]
 
 
 def _short_ticket(rng, team, ctx) -> list[tuple[str, Segments]]:
@@ -292,9 +334,9 @@ def _fit(parts: list[tuple[str, Segments]]) -> list[tuple[str, Segments]]:
 # Rows and splits
 # ---------------------------------------------------------------------------------------------------
 
-def _ticket(rng: random.Random) -> dict[str, str]:
-    """One ticket without an id: text, team, evidence, pattern, distractor."""
-    pattern = _draw_pattern(rng)
+def _ticket(rng: random.Random, settled_share: float = 0.0) -> dict[str, str]:
+    """One ticket without an id: text, team, evidence, pattern, distractor (for `settled`: the settled matter's team)."""
+    pattern = _draw_pattern(rng, settled_share)
     ctx: dict[str, str] = {}
     team, distractor, parts = rng.choice(TEAMS), "", []
     if pattern == "ambiguous":
@@ -309,6 +351,11 @@ def _ticket(rng: random.Random) -> dict[str, str]:
     elif pattern == "two_topics":
         distractor = _other_team(rng, team)
         core = _two_topics_core(rng, team, distractor, ctx)
+    elif pattern == "settled":
+        distractor = _other_team(rng, team)
+        core = _settled_core(rng, team, distractor, ctx)
+        if core[0][0] == "burst":        # a chat burst comes bare: no greeting, details or sign-off around it
+            parts = core
     elif rng.random() < 0.1:
         core = _short_ticket(rng, team, ctx)
         # One-liners mostly come bare: no greeting, no sign-off.
@@ -335,10 +382,14 @@ def _new_id(rng: random.Random, used: set[str]) -> str:
             return tid
 
 
-def generate(seed: int = SYNTH_SEED, sizes: tuple[int, int, int] = DEFAULT_SIZES) -> dict[str, list[dict]]:
-    """Train/valid/test rows (dicts with COLUMNS) from `seed`; the same arguments give the same rows."""
+def generate(seed: int = SYNTH_SEED, sizes: tuple[int, int, int] = DEFAULT_SIZES,
+             settled_share: float = 0.0) -> dict[str, list[dict]]:
+    """Train/valid/test rows (dicts with COLUMNS) from `seed`, a `settled_share` of them of the `settled` pattern;
+    the same arguments give the same rows."""
     if len(sizes) != 3 or any(int(n) != n or n < 0 for n in sizes):
         raise ValueError(f"sizes must be three non-negative integers (train, valid, test), got {sizes!r}")
+    if not 0 <= settled_share < 1:
+        raise ValueError(f"the settled share must be at least 0 and under 1, got {settled_share!r}")
     rng = random.Random(seed)
     # The fixed ticket's id and text are reserved so no generated row can take either.
     used_ids, seen_texts = {FIXED_ID}, {FIXED_ROW["text"]}
@@ -347,7 +398,7 @@ def generate(seed: int = SYNTH_SEED, sizes: tuple[int, int, int] = DEFAULT_SIZES
         n_generated = size - 1 if split == "valid" and size > 0 else size
         rows = []
         while len(rows) < n_generated:
-            row = _ticket(rng)
+            row = _ticket(rng, settled_share)
             if row["text"] in seen_texts:
                 continue
             seen_texts.add(row["text"])
@@ -364,12 +415,12 @@ def to_csv(rows: list[dict]) -> bytes:
 
 
 def write_splits(out_dir: Path | None = None, seed: int = SYNTH_SEED,
-                 sizes: tuple[int, int, int] = DEFAULT_SIZES) -> dict[str, Path]:
+                 sizes: tuple[int, int, int] = DEFAULT_SIZES, settled_share: float = 0.0) -> dict[str, Path]:
     """Write train.csv, valid.csv and test.csv atomically into `out_dir` (default: the shipped data/), with
     teams.txt naming the teams in the order a router trained on them keeps."""
     out_dir = Path(out_dir) if out_dir is not None else data_dir()
     paths = {}
-    for split, rows in generate(seed, sizes).items():
+    for split, rows in generate(seed, sizes, settled_share).items():
         paths[split] = out_dir / f"{split}.csv"
         write_atomic(paths[split], to_csv(rows))
     write_atomic(out_dir / TEAMS_FILE, ("\n".join(TEAMS) + "\n").encode("utf-8"))
@@ -379,10 +430,13 @@ def write_splits(out_dir: Path | None = None, seed: int = SYNTH_SEED,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="folder to write to (default: the shipped data/)")
     parser.add_argument("--seed", type=int, default=SYNTH_SEED)
+    parser.add_argument("--settled-share", type=float, default=0.0, metavar="P",
+                        help="share of replies that close an earlier, settled matter of another team before or after "
+                             "the request (default 0: the shipped splits have none)")
 
 
 def run(args: argparse.Namespace) -> int:
-    for split, path in write_splits(args.out, seed=args.seed).items():
+    for split, path in write_splits(args.out, seed=args.seed, settled_share=args.settled_share).items():
         print(f"{split}: {path}")
     return 0
 

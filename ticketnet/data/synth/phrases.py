@@ -192,15 +192,21 @@ SHARED = Section({
         "neg_want_noun_frames": Strings(placeholders=frozenset({"w"})),
         "neg_want_verb_frames": Strings(placeholders=frozenset({"w"}))}),
     "noise": Section({"droppable": _WORDS, "bent": Named(_WORDS, words=True), "texting": Named(_WORDS, words=True)}),
+    "settled": Section({
+        "settled_thanks_frames": Strings(placeholders=SLOTS | {"a"}),
+        "settled_done_frames": Strings(placeholders=SLOTS | {"s"}),
+        **{name: _LEADS for name in ("settled_turns", "settled_afterthoughts", "burst_greetings", "burst_thanks",
+                                     "burst_turns")}}),
 })
 # Sections of shared.toml that only group tables: their keys name the tables ("slots.powered" is POWERED).
-_GROUPS = ("slots", "wrapping", "leads", "set_aside", "noise")
+_GROUPS = ("slots", "wrapping", "leads", "set_aside", "noise", "settled")
 
 TEAM = Section({
     "short": Strings("required"), "details": _TEXT, "asides": _TEXT, "topics": _TEXT, "team_words": _WORDS,
     "neg_want_nouns": _TEXT, "neg_want_verbs": _TEXT,
     "negations": Section({"before": _TEXT, "after": _TEXT, "join": _TEXT}),
     "intents": Named(Strings("required")),
+    "settled": Section({"thanks": _TEXT, "done": _TEXT}),
     "subintents": Named(Section({kind: _TEXT for kind in FRAME_KINDS} | {"direct": Strings("required")},
                                 optional=True, noun="kind")),
 })
@@ -260,6 +266,7 @@ def load(folder: Traversable) -> Mapping[str, object]:
     out["NEGATIONS"] = tuple((team, *(t["negations"][key] for key in ("before", "after", "join")))
                              for team, t in teams.items())
     out["NEG_WANTS"] = tuple((team, t["neg_want_nouns"], t["neg_want_verbs"]) for team, t in teams.items())
+    out["SETTLED"] = tuple((team, t["settled"]["thanks"], t["settled"]["done"]) for team, t in teams.items())
     return MappingProxyType(out)
 
 
