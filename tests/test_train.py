@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from ticketnet import Router, load_split, predictions
 from ticketnet.data.synth import write_splits
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.train import TrainConfig, ticket_loss, train, train_seeds
+from ticketnet.train import Teacher, TrainConfig, ticket_loss, train, train_seeds
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +146,55 @@ def test_ticket_loss_is_the_models_loss_plus_the_weighted_per_token_loss():
     got = ticket_loss(model, ids, is_pad, labels, TrainConfig(token_loss=0.3)).item()
     assert got == pytest.approx(plain.item() + 0.3 * token.item(), abs=1e-6)
     assert token.item() > 0.5                                   # an untrained model: the term is far from zero
+
+
+def test_the_keep_term_is_the_kl_divergence_from_the_teacher_on_the_tickets_it_routes_right():
+    torch.manual_seed(0)
+    model = TinyTransformer(TinyConfig(40, dropout=0.0))
+    teacher = TinyTransformer(TinyConfig(40, dropout=0.0)).eval()
+    ids, is_pad = pad_batch([[3, 4, 5, 6, 7], [8, 9], [10, 11, 12], [13, 14, 15, 16]])
+    kept = teacher(ids, is_pad)
+    # Two tickets the teacher routes right and two it routes wrong: only the first two are kept.
+    wrong = [(int(kept[i].argmax()) + 1) % 5 for i in (2, 3)]
+    labels = torch.tensor([int(kept[0].argmax()), int(kept[1].argmax()), *wrong])
+    cfg = TrainConfig(token_loss=0.3, keep=0.5, init_from="unused")
+    without = ticket_loss(model, ids, is_pad, labels, cfg).item()
+    logits = model(ids, is_pad)
+    kl = F.kl_div(F.log_softmax(logits[:2], -1), F.softmax(kept[:2], -1), reduction="batchmean").item()
+    assert kl > 1e-3
+    got = ticket_loss(model, ids, is_pad, labels, cfg, Teacher(teacher)).item()
+    assert got == pytest.approx(without + 0.5 * kl, abs=1e-6)
+    # A teacher equal to the model adds nothing; one that routes no ticket right adds nothing either.
+    assert ticket_loss(model, ids, is_pad, labels, cfg, Teacher(model.eval())).item() == pytest.approx(without,
+                                                                                                        abs=1e-6)
+    all_wrong = torch.tensor([(int(kept[i].argmax()) + 1) % 5 for i in range(4)])
+    assert ticket_loss(model, ids, is_pad, all_wrong, cfg, Teacher(teacher)).item() == pytest.approx(
+        ticket_loss(model, ids, is_pad, all_wrong, cfg).item(), abs=1e-6)
+
+
+def test_a_teacher_with_its_own_vocabulary_reads_the_students_ids_by_token(trained):
+    from ticketnet.data.text import UNK_ID, Vocab
+
+    _, out, _ = trained
+    router = Router.load(out / "router.pt")
+    assert Teacher.of(router, router.vocab).id_map is None
+    # Another vocabulary: a word the router does not know, and the router's words in another order.
+    student = Vocab(itos=["<pad>", "<unk>", "zzqx", *reversed(router.vocab.itos[2:])])
+    teacher = Teacher.of(router, student)
+    assert teacher.id_map[0] == 0 and teacher.id_map[1] == UNK_ID and teacher.id_map[2] == UNK_ID
+    text = "my card was charged twice zzqx for the mower"
+    ids, is_pad = pad_batch([student.encode(text)])
+    own, own_pad = pad_batch([router.vocab.encode(text)])
+    # Raw logits: the router's probabilities are these over its calibration temperature.
+    torch.testing.assert_close(teacher(ids, is_pad) / router.temperature, router.model(own, own_pad))
+    assert not any(p.requires_grad for p in teacher.model.parameters()) and not teacher.model.training
+
+
+def test_keep_needs_a_router_to_keep_and_a_weight_of_at_least_0():
+    with pytest.raises(ValueError, match="--keep needs --keep-from or --init-from"):
+        TrainConfig(keep=0.5)
+    with pytest.raises(ValueError, match="--keep must be at least 0"):
+        TrainConfig(keep=-1.0, init_from="weights")
 
 
 def test_a_fine_tune_keeps_the_routers_vocabulary_shape_and_teams_and_records_where_it_started(trained, tmp_path):

@@ -84,7 +84,8 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError("--init-from keeps the starting router's shape; leave out "
                          + ", ".join(f"--{k.replace('_', '-')}" for k in sizes))
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
-                      threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, **sizes)
+                      threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
+                      keep_from=args.keep_from, **sizes)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
@@ -466,6 +467,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-from", metavar="ROUTER",
                    help="start from this router (its folder or router.pt): its shape, vocabulary, teams and weights, "
                         "then the finetune recipe (3 epochs at lr 1e-3); e.g. --init-from weights")
+    p.add_argument("--keep", type=float, default=0.0, metavar="W",
+                   help="weight of a distillation term that keeps a router's probabilities on the training tickets "
+                        "it already routes right: --keep-from's, else --init-from's (default 0: none)")
+    p.add_argument("--keep-from", metavar="ROUTER",
+                   help="with --keep: the router to keep (its folder or router.pt; its own vocabulary, same teams)")
     p.add_argument("--lr", type=float, help="peak learning rate (default: by the recipe)")
     p.add_argument("--d", type=int, help="model width (default 64)")
     p.add_argument("--heads", type=int, help="heads per block (default 4)")

@@ -60,6 +60,10 @@ class TrainConfig:
     warmup_epochs: int | None = None  # epochs of linear warm-up before the cosine decay
     recipe: str | None = None  # "large", "small" or "finetune"; None: by the training set's size, or "finetune"
     init_from: str | None = None  # a router's router.pt to start from: its shape, vocabulary, teams and weights
+    # Weight of a distillation term that keeps a router's probabilities (`keep_from`, else `init_from`) on the training
+    # tickets it already routes right (KL to its raw logits); the tickets it gets wrong are learnt from the labels.
+    keep: float = 0.0
+    keep_from: str | None = None  # that router, when it is not the starting one (its own vocabulary: read by token)
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
@@ -69,6 +73,10 @@ class TrainConfig:
             raise ValueError(f"--epochs must be at least 1, got {self.epochs}")
         if self.lr is not None and not self.lr > 0:
             raise ValueError(f"--lr must be positive, got {self.lr}")
+        if self.keep < 0:
+            raise ValueError(f"--keep must be at least 0, got {self.keep}")
+        if self.keep and not (self.init_from or self.keep_from):
+            raise ValueError("--keep needs --keep-from or --init-from: the router whose right answers it keeps")
         if self.d % self.heads:
             raise ValueError(f"--d {self.d} is not a multiple of --heads {self.heads}")
 
@@ -140,9 +148,29 @@ def augment(seq: list[int], rng: random.Random, unk_rate: float, drop_rate: floa
     return out or seq[:1]
 
 
+@dataclass(frozen=True)
+class Teacher:
+    """A trained router's model, raw logits and frozen, reading the student's token ids through `id_map` (student id ->
+    its own id, by token; a token it does not know is <unk>), or as they are where the vocabularies are the same."""
+    model: TinyTransformer
+    id_map: torch.Tensor | None = None
+
+    @classmethod
+    def of(cls, router: Router, vocab: Vocab) -> "Teacher":
+        model = raw_logits(router).eval().requires_grad_(False)
+        if router.vocab == vocab:
+            return cls(model)
+        return cls(model, torch.tensor([router.vocab.stoi.get(tok, UNK_ID) for tok in vocab.itos]))
+
+    def __call__(self, ids: torch.Tensor, is_pad: torch.Tensor) -> torch.Tensor:
+        return self.model(ids if self.id_map is None else self.id_map[ids], is_pad)
+
+
 def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor, labels: torch.Tensor,
-                cfg: TrainConfig) -> torch.Tensor:
-    """Cross-entropy of the ticket's logits, plus `token_loss` times the mean cross-entropy of each token's own logits.
+                cfg: TrainConfig, teacher: Teacher | None = None) -> torch.Tensor:
+    """Cross-entropy of the ticket's logits, plus `token_loss` times the mean cross-entropy of each token's own logits,
+    plus, with a `teacher` (the starting router, eval mode), `keep` times the KL divergence from its probabilities on
+    the tickets of the batch it routes right.
 
     The head is linear and the pooling a mean, so the ticket's logits are the mean of per-token logits
     head(norm(h_t)). The ticket loss only asks that mean to be right; the token term asks every token to carry the
@@ -159,6 +187,13 @@ def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor,
         token_labels = labels[:, None].expand_as(real)[real]                # (tokens,)
         loss = loss + cfg.token_loss * F.cross_entropy(per_token[real], token_labels,
                                                        label_smoothing=cfg.label_smoothing)
+    if teacher is not None and cfg.keep:
+        with torch.no_grad():
+            kept = teacher(ids, is_pad)                                     # (B, C)
+            right = kept.argmax(1).eq(labels)                               # (B,)
+        if right.any():
+            loss = loss + cfg.keep * F.kl_div(F.log_softmax(logits[right], -1), F.log_softmax(kept[right], -1),
+                                              log_target=True, reduction="batchmean")
     return loss
 
 
@@ -171,13 +206,13 @@ def lr_schedule(opt, steps_per_epoch: int, cfg: TrainConfig) -> torch.optim.lr_s
 
 
 def train_epoch(model: TinyTransformer, seqs: list[list[int]], labels: torch.Tensor, opt, sched,
-                cfg: TrainConfig, rng: random.Random, aug_rng: random.Random) -> float:
+                cfg: TrainConfig, rng: random.Random, aug_rng: random.Random, teacher: Teacher | None = None) -> float:
     """One pass over the training tickets in shuffled length batches, each freshly augmented: a clipped AdamW step
-    and a scheduler step per batch. Returns the summed loss (mean loss × tickets)."""
+    and a scheduler step per batch (`teacher`: see `ticket_loss`). Returns the summed loss (mean loss × tickets)."""
     loss_sum = 0.0
     for idx in length_batches(seqs, cfg.batch_size, rng):
         ids, is_pad = pad_batch([augment(seqs[i], aug_rng, cfg.unk_rate, cfg.drop_rate) for i in idx])
-        loss = ticket_loss(model, ids, is_pad, labels[idx], cfg)
+        loss = ticket_loss(model, ids, is_pad, labels[idx], cfg, teacher)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -301,19 +336,25 @@ def router_file(path: str | Path) -> Path:
     return path / "router.pt" if path.is_dir() else path
 
 
-def start_from(cfg: TrainConfig) -> tuple[Router, TinyTransformer]:
-    """The router `cfg.init_from` names, and a trainable copy of its model: its dropout set to the recipe's, and the
-    calibration temperature taken back out of its head (training sees raw logits; a new one is fitted at the end)."""
-    base = Router.load(router_file(cfg.init_from))
-    if cfg.dropout == base.model.config.dropout:
-        model = copy.deepcopy(base.model)        # no second initialisation: the seed's stream starts with training
+def raw_logits(router: Router, dropout: float | None = None) -> TinyTransformer:
+    """A copy of the router's model with the calibration temperature taken back out of its head (training sees raw
+    logits), its dropout set to `dropout` where given."""
+    if dropout is None or dropout == router.model.config.dropout:
+        model = copy.deepcopy(router.model)      # no second initialisation: the seed's stream starts with training
     else:
-        model = TinyTransformer(replace(base.model.config, dropout=cfg.dropout))
-        model.load_state_dict(base.model.state_dict())
+        model = TinyTransformer(replace(router.model.config, dropout=dropout))
+        model.load_state_dict(router.model.state_dict())
     with torch.no_grad():
-        model.head.weight.mul_(base.temperature)
-        model.head.bias.mul_(base.temperature)
-    return base, model
+        model.head.weight.mul_(router.temperature)
+        model.head.bias.mul_(router.temperature)
+    return model
+
+
+def start_from(cfg: TrainConfig) -> tuple[Router, TinyTransformer]:
+    """The router `cfg.init_from` names, and a trainable copy of its model: its dropout set to the recipe's, raw logits
+    (a new temperature is fitted at the end)."""
+    base = Router.load(router_file(cfg.init_from))
+    return base, raw_logits(base, cfg.dropout)
 
 
 def _duration(seconds: float) -> str:
@@ -350,6 +391,13 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     if base is None:
         cfg = cfg.resolved(len(train_rows))
         vocab, model = new_model(cfg, train_rows, len(teams))
+    teacher = None
+    if cfg.keep:
+        source = Router.load(router_file(cfg.keep_from)) if cfg.keep_from else base
+        if tuple(source.teams) != tuple(teams):
+            raise DataError(f"--keep-from {cfg.keep_from}: its teams ({team_list(source.teams)}) are not the ones "
+                            f"trained here ({team_list(teams)})")
+        teacher = Teacher.of(source, vocab)
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
     valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len, teams)
     dev = (encode_rows(hand["handwritten_dev"], vocab, model.config.max_len, teams)
@@ -376,7 +424,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     start, cpu_start = time.perf_counter(), time.process_time()
     for epoch in range(1, cfg.epochs + 1):
         model.train()
-        loss_sum = train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng)
+        loss_sum = train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng, teacher)
         score, parts = rule_score()
         entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), **parts}
         history.append(entry)
@@ -421,7 +469,8 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                   **({"averaged_epochs": [cfg.epochs - min(cfg.average_last, cfg.epochs) + 1, cfg.epochs]}
                      if cfg.average_last else {}),
                   "seconds": seconds, "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history,
-                  **({"init_from_sha256": file_sha256(router_file(cfg.init_from))} if base else {})},
+                  **({"init_from_sha256": file_sha256(router_file(cfg.init_from))} if base else {}),
+                  **({"keep_from_sha256": file_sha256(router_file(cfg.keep_from))} if cfg.keep_from else {})},
         "calibration": calibration,
         "ood": ood_thresholds(model, valid_rows, vocab, teams, cfg.ood_accuracy),
         "data_sha256": {s: file_sha256(data / f"{s}.csv") for s in names},
