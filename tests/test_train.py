@@ -190,6 +190,44 @@ def test_a_teacher_with_its_own_vocabulary_reads_the_students_ids_by_token(train
     assert not any(p.requires_grad for p in teacher.model.parameters()) and not teacher.model.training
 
 
+def test_an_adopted_vocabulary_reads_every_text_as_the_router_did(trained):
+    from ticketnet.data.text import Vocab
+    from ticketnet.train import adopt_vocabulary, raw_logits
+
+    _, out, _ = trained
+    router = Router.load(out / "router.pt")
+    old = router.vocab
+    # The router's words in another order, one of them dropped, and a word it never saw.
+    new = Vocab(itos=["<pad>", "<unk>", "zzqx", *reversed(old.itos[3:])])
+    model = raw_logits(router).eval()
+    adopted = adopt_vocabulary(model, old, new).eval()
+    assert adopted.config.vocab_size == len(new) and adopted.config.d == model.config.d
+    text = "my card was charged twice zzqx for the order"
+    assert all(tok == "zzqx" or tok in new.stoi for tok in old.tokens(old.encode(text)) if tok != "<unk>")
+    with torch.no_grad():
+        ours = adopted(*pad_batch([new.encode(text)]))
+        theirs = model(*pad_batch([old.encode(text)]))
+    torch.testing.assert_close(ours, theirs)
+    # Every weight but the embedding table is the router's; the new word's row is the router's <unk> row.
+    assert torch.equal(adopted.embed.weight[new.stoi["zzqx"]], model.embed.weight[1])
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in adopted.state_dict().items() if k != "embed.weight")
+
+
+def test_a_fine_tune_with_a_new_vocabulary_builds_it_from_the_new_tickets(trained, tmp_path):
+    from ticketnet.data.text import Vocab
+    from ticketnet.data.thread import split_thread
+
+    data, out, _ = trained
+    rows = load_split(data / "train.csv")
+    card = train(data, tmp_path, TrainConfig(init_from=str(out), epochs=1, new_vocabulary=True, keep=1.0),
+                 log=lambda *_: None)
+    tuned = Router.load(tmp_path / "router.pt")
+    assert tuned.vocab == Vocab([split_thread(r["text"]).new for r in rows], min_freq=card["train"]["min_freq"])
+    assert card["train"]["new_vocabulary"] is True and card["train"]["keep"] == 1.0
+    with pytest.raises(ValueError, match="--new-vocabulary needs --init-from"):
+        TrainConfig(new_vocabulary=True)
+
+
 def test_keep_needs_a_router_to_keep_and_a_weight_of_at_least_0():
     with pytest.raises(ValueError, match="--keep needs --keep-from or --init-from"):
         TrainConfig(keep=0.5)

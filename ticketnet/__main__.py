@@ -85,7 +85,7 @@ def _train(args: argparse.Namespace) -> int:
                          + ", ".join(f"--{k.replace('_', '-')}" for k in sizes))
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
                       threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
-                      keep_from=args.keep_from, **sizes)
+                      keep_from=args.keep_from, new_vocabulary=args.new_vocabulary, **sizes)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
@@ -467,6 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-from", metavar="ROUTER",
                    help="start from this router (its folder or router.pt): its shape, vocabulary, teams and weights, "
                         "then the finetune recipe (3 epochs at lr 1e-3); e.g. --init-from weights")
+    p.add_argument("--new-vocabulary", action="store_true",
+                   help="with --init-from: build the vocabulary from the new training tickets (as from scratch); "
+                        "a word the router knew keeps its embedding, a new one starts at its <unk> embedding")
     p.add_argument("--keep", type=float, default=0.0, metavar="W",
                    help="weight of a distillation term that keeps a router's probabilities on the training tickets "
                         "it already routes right: --keep-from's, else --init-from's (default 0: none)")

@@ -64,6 +64,9 @@ class TrainConfig:
     # tickets it already routes right (KL to its raw logits); the tickets it gets wrong are learnt from the labels.
     keep: float = 0.0
     keep_from: str | None = None  # that router, when it is not the starting one (its own vocabulary: read by token)
+    # With init_from: the vocabulary built from the new training tickets instead of the starting router's; a word it
+    # knew keeps its embedding, a new word starts at its <unk> embedding (what it read the word as).
+    new_vocabulary: bool = False
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
@@ -75,6 +78,8 @@ class TrainConfig:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if self.keep < 0:
             raise ValueError(f"--keep must be at least 0, got {self.keep}")
+        if self.new_vocabulary and not self.init_from:
+            raise ValueError("--new-vocabulary needs --init-from: a training from scratch always builds its own")
         if self.keep and not (self.init_from or self.keep_from):
             raise ValueError("--keep needs --keep-from or --init-from: the router whose right answers it keeps")
         if self.d % self.heads:
@@ -350,6 +355,17 @@ def raw_logits(router: Router, dropout: float | None = None) -> TinyTransformer:
     return model
 
 
+def adopt_vocabulary(model: TinyTransformer, old: Vocab, new: Vocab) -> TinyTransformer:
+    """`model` (of vocabulary `old`) on vocabulary `new`: every weight kept, each token's embedding row taken from its
+    row in `old`, a token `old` lacks given old's <unk> row, so the model reads every text as it did before."""
+    adopted = TinyTransformer(replace(model.config, vocab_size=len(new)))
+    state = model.state_dict()
+    rows = torch.tensor([old.stoi.get(tok, UNK_ID) for tok in new.itos])          # (len(new),)
+    state["embed.weight"] = state["embed.weight"][rows]                              # (len(new), d)
+    adopted.load_state_dict(state)
+    return adopted
+
+
 def start_from(cfg: TrainConfig) -> tuple[Router, TinyTransformer]:
     """The router `cfg.init_from` names, and a trainable copy of its model: its dropout set to the recipe's, raw logits
     (a new temperature is fitted at the end)."""
@@ -391,6 +407,9 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     if base is None:
         cfg = cfg.resolved(len(train_rows))
         vocab, model = new_model(cfg, train_rows, len(teams))
+    elif cfg.new_vocabulary:
+        vocab = Vocab([split_thread(r["text"]).new for r in train_rows], min_freq=cfg.min_freq)
+        model = adopt_vocabulary(model, base.vocab, vocab)
     teacher = None
     if cfg.keep:
         source = Router.load(router_file(cfg.keep_from)) if cfg.keep_from else base
@@ -408,7 +427,8 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
 
     log(f"{len(train_rows):,} training tickets, {len(teams)} teams, {len(vocab):,} tokens; {cfg.recipe} recipe: "
         f"{cfg.epochs} epochs at lr {cfg.lr:g}"
-        + (f", from {cfg.init_from} (its vocabulary: words it never saw are <unk>)" if base else ""))
+        + (f", from {cfg.init_from}" + (" (a new vocabulary: its words keep their embeddings)" if cfg.new_vocabulary
+                                        else " (its vocabulary: words it never saw are <unk>)") if base else ""))
     def rule_score() -> tuple[float, dict]:
         """The epoch rule's score of the model as it is (valid, with the hand-written development set where there
         is one), and its parts rounded for the history."""
