@@ -98,10 +98,11 @@ def test_the_recipe_comes_from_the_card():
 def test_a_fine_tuned_routers_folds_train_from_scratch_by_the_recipe_for_its_size():
     from ticketnet.train import RECIPES, TrainConfig
 
-    tuned = TrainConfig(init_from="weights", seed=4).resolved(60_000)
+    tuned = TrainConfig(init_from="weights", seed=4, keep=1.0, keep_from="other", new_vocabulary=True).resolved(60_000)
     meta = {"train": {**tuned.__dict__, "tickets": 60_000, "best_epoch": 2}, "config": {"d": 64, "h": 4}}
     cfg = router_recipe(meta)
     assert cfg["init_from"] is None and cfg["recipe"] == "large" and cfg["seed"] == 4
+    assert cfg["keep"] == 0.0 and cfg["keep_from"] is None and cfg["new_vocabulary"] is False
     resolved = TrainConfig(**cfg).resolved(40_000)
     assert {k: getattr(resolved, k) for k in RECIPES["large"]} == RECIPES["large"]
 

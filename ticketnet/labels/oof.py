@@ -73,12 +73,14 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
 
     A card that does not name its recipe (older routers) gets the one its training-set size chose (the record's
     `tickets`, else `trained_on`), not the one a fold's smaller training part would choose. A fold starts from
-    scratch, so a fine-tuned router's folds take the recipe for its size in place of the fine-tune's."""
+    scratch, so a fine-tuned router's folds take the recipe for its size in place of the fine-tune's, without the
+    router it started from or the one it kept (`keep`, `keep_from`, `new_vocabulary`): a fold has neither."""
     from ticketnet.train import RECIPES, SMALL_DATA, TrainConfig
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     record = {k: v for k, v in (meta.get("train") or {}).items() if k in fields}
-    record.pop("init_from", None)
+    for k in ("init_from", "keep", "keep_from", "new_vocabulary"):
+        record.pop(k, None)
     if record.get("recipe") == "finetune":
         for k in (*RECIPES["finetune"], "recipe"):
             record.pop(k, None)
