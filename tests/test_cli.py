@@ -126,7 +126,7 @@ def test_train_takes_one_seed_or_a_seed_search():
         assert stop.value.code == 2
 
 
-def test_train_from_a_router_keeps_its_shape_and_refuses_a_new_one(tmp_path):
+def test_train_from_a_router_keeps_its_shape_and_refuses_a_new_one(tmp_path, capsys):
     from ticketnet.__main__ import build_parser
 
     args = build_parser().parse_args(["train", "--init-from", "weights", "--lr", "5e-4"])
@@ -138,4 +138,10 @@ def test_train_from_a_router_keeps_its_shape_and_refuses_a_new_one(tmp_path):
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "nowhere: not found" in r.stderr
     r = run_cli("train", "--lr", "0", "--out", str(tmp_path / "r"))
     assert r.returncode != 0 and "--lr must be positive, got 0.0" in r.stderr
+    for args, said in ((["--keep", "1"], "--keep needs --keep-from or --init-from"),
+                       (["--new-vocabulary"], "--new-vocabulary needs --init-from")):
+        assert main(["train", *args, "--out", str(tmp_path / "r")]) == 1
+        assert capsys.readouterr().err.strip() == f"ticketnet train: error: {said}" + (
+            ": the router whose right answers it keeps" if args[0] == "--keep" else
+            ": a training from scratch always builds its own")
     assert not (tmp_path / "r").exists()

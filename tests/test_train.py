@@ -228,6 +228,16 @@ def test_a_fine_tune_with_a_new_vocabulary_builds_it_from_the_new_tickets(traine
         TrainConfig(new_vocabulary=True)
 
 
+def test_a_router_to_keep_must_have_the_teams_trained(trained, other_routers, tmp_path):
+    from ticketnet.data.tickets import DataError
+
+    data, _, _ = trained
+    with pytest.raises(DataError, match="its teams .* are not the ones trained here"):
+        train(data, tmp_path / "r", TrainConfig(epochs=1, keep=1.0, keep_from=str(other_routers / "helpdesk")),
+              log=lambda *_: None)
+    assert not (tmp_path / "r").exists()
+
+
 def test_keep_needs_a_router_to_keep_and_a_weight_of_at_least_0():
     with pytest.raises(ValueError, match="--keep needs --keep-from or --init-from"):
         TrainConfig(keep=0.5)

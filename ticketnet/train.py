@@ -174,8 +174,8 @@ class Teacher:
 def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor, labels: torch.Tensor,
                 cfg: TrainConfig, teacher: Teacher | None = None) -> torch.Tensor:
     """Cross-entropy of the ticket's logits, plus `token_loss` times the mean cross-entropy of each token's own logits,
-    plus, with a `teacher` (the starting router, eval mode), `keep` times the KL divergence from its probabilities on
-    the tickets of the batch it routes right.
+    plus, with a `teacher` (a router kept, frozen), `keep` times the KL divergence from its probabilities on the
+    tickets of the batch it routes right.
 
     The head is linear and the pooling a mean, so the ticket's logits are the mean of per-token logits
     head(norm(h_t)). The ticket loss only asks that mean to be right; the token term asks every token to carry the

@@ -10,12 +10,12 @@ from pathlib import Path
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet.data.synth.noise import render
 from ticketnet.data.synth.phrases import (
-    AMBIGUOUS, ASIDE_LEADS, ASIDES, CLOSINGS, CONTENT_FRAMES, DETAILS, FILLERS, FOLLOW_UP_LEADS, FRAME_KIND_WEIGHTS,
-    FRAMES, GREETINGS, INTENTS, LATER_ASIDE_LEADS, MAIN_LEADS, MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE,
-    MINOR_TAILS, NEG_AFTER, NEG_BEFORE, NEG_JOIN, NEG_JOINERS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, NEG_WANTS,
-    NEGATIONS, ORDER_REFS, PAIR_FRAMES, PAIR_WANT_FRAMES, PAIRED_LEADS, SHORT, SHORT_TAILS, SIGNOFFS, SUBINTENTS,
-    TEAM_WORD_FRAMES, TEAM_WORDS, TOPICS, BURST_GREETINGS, BURST_THANKS, BURST_TURNS, SETTLED, SETTLED_AFTERTHOUGHTS,
-    SETTLED_DONE_FRAMES, SETTLED_THANKS_FRAMES, SETTLED_TURNS,
+    AMBIGUOUS, ASIDES, ASIDE_LEADS, BURST_GREETINGS, BURST_THANKS, BURST_TURNS, CLOSINGS, CONTENT_FRAMES, DETAILS,
+    FILLERS, FOLLOW_UP_LEADS, FRAMES, FRAME_KIND_WEIGHTS, GREETINGS, INTENTS, LATER_ASIDE_LEADS, MAIN_LEADS,
+    MAIN_LEADS_AFTER, MINOR_LEADS_AFTER, MINOR_LEADS_BEFORE, MINOR_TAILS, NEGATIONS, NEG_AFTER, NEG_BEFORE, NEG_JOIN,
+    NEG_JOINERS, NEG_WANTS, NEG_WANT_NOUN_FRAMES, NEG_WANT_VERB_FRAMES, ORDER_REFS, PAIRED_LEADS, PAIR_FRAMES,
+    PAIR_WANT_FRAMES, SETTLED, SETTLED_AFTERTHOUGHTS, SETTLED_DONE_FRAMES, SETTLED_THANKS_FRAMES, SETTLED_TURNS, SHORT,
+    SHORT_TAILS, SIGNOFFS, SUBINTENTS, TEAM_WORDS, TEAM_WORD_FRAMES, TOPICS,
 )
 from ticketnet.data.synth.slots import Segments, fill
 from ticketnet.data.text import tokenize
@@ -238,9 +238,14 @@ def _two_topics_core(rng, team, distractor, ctx) -> list[tuple[str, Segments]]:
     return [("request", request_segments), ("aside", aside_segments)]
 
 
+def _settled_matters(team: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What `team` did for a customer ("chasing the courier") and how its matters ended ("the parcel turned up")."""
+    return next((thanks, done) for t, thanks, done in SETTLED if t == team)
+
+
 def _settled_sentence(rng: random.Random, settled_team: str) -> str:
     """One sentence closing an earlier matter of `settled_team`: thanks for what it did, or how it ended."""
-    thanks, done = next((a, s) for t, a, s in SETTLED if t == settled_team)
+    thanks, done = _settled_matters(settled_team)
     if rng.random() < SETTLED_THANKS_SHARE:
         return _put(rng.choice(SETTLED_THANKS_FRAMES), "a", rng.choice(thanks))
     return _put(rng.choice(SETTLED_DONE_FRAMES), "s", rng.choice(done))
@@ -252,7 +257,7 @@ def _settled_core(rng, team, settled_team, ctx) -> list[tuple[str, Segments]]:
     template, _ = _request(rng, team)
     where = rng.choices([w for w, _ in SETTLED_WHERE], weights=[n for _, n in SETTLED_WHERE])[0]
     if where == "burst":
-        done = next(s for t, _, s in SETTLED if t == settled_team)
+        _, done = _settled_matters(settled_team)
         lines = [rng.choice(BURST_GREETINGS), (rng.choice(done) + rng.choice(BURST_THANKS)).lower(),
                  rng.choice(BURST_TURNS), _decap(template)]
         return [("burst", fill("\n".join(line for line in lines if line), ctx, rng))]
