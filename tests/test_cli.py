@@ -144,4 +144,9 @@ def test_train_from_a_router_keeps_its_shape_and_refuses_a_new_one(tmp_path, cap
         assert capsys.readouterr().err.strip() == f"ticketnet train: error: {said}" + (
             ": the router whose right answers it keeps" if args[0] == "--keep" else
             ": a training from scratch always builds its own")
+    for args, said in ((["--evaluate-on", "data", "--seeds", "0-1"], "--evaluate-on scores one run on a folder"),
+                       (["--evaluate-on", str(tmp_path)], f"--evaluate-on {tmp_path}: no train.csv there")):
+        assert main(["train", *args, "--out", str(tmp_path / "r")]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err, err
     assert not (tmp_path / "r").exists()

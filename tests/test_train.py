@@ -257,6 +257,9 @@ def test_a_fine_tune_keeps_the_routers_vocabulary_shape_and_teams_and_records_wh
     assert card["train"]["recipe"] == "finetune" and card["train"]["lr"] == 1e-3 and card["train"]["epochs"] == 1
     assert card["train"]["warmup_epochs"] == 0
     assert card["train"]["init_from_sha256"] == file_sha256(out / "router.pt")
+    started = card["train"]["init_from_train"]          # the starting router's record, its data named by hash
+    assert started["seed"] == base.meta["train"]["seed"] and started["recipe"] == "large" and "history" not in started
+    assert started["data_sha256"] == base.meta["data_sha256"]
     moved = max((v - w).abs().max().item() for v, w in zip(tuned.model.state_dict().values(),
                                                           base.model.state_dict().values()))
     assert moved > 1e-3                                    # it trained
@@ -289,3 +292,33 @@ def test_a_fine_tune_refuses_data_with_a_team_the_router_does_not_know(trained, 
     with pytest.raises(DataError, match="billing"):
         train(other, tmp_path / "out", TrainConfig(init_from=str(out), epochs=1), log=lambda *_: None)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_fine_tune_on_other_data_is_scored_on_its_home_splits(trained, tmp_path):
+    # Trained on a second draw of the generator (no hand-written set of its own), scored on the first: the card and
+    # the stored predictions read the home splits, the training draw's own hashes and figures sit under train.data,
+    # and the epoch is picked with the home's hand-written development set.
+    from ticketnet._runtime.hashing import file_sha256
+    from ticketnet.train import evaluate
+
+    home, out, _ = trained
+    draw = tmp_path / "draw"
+    write_splits(draw, sizes=(300, 80, 80), seed=7)
+    card = train(draw, tmp_path / "r", TrainConfig(init_from=str(out), epochs=2), log=lambda *_: None,
+                 evaluate_on=home)
+    tuned = Router.load(tmp_path / "r" / "router.pt")
+    assert card["data_sha256"] == {s: file_sha256(home / f"{s}.csv")
+                                   for s in ("train", "valid", "test", "handwritten_dev")}
+    assert card["train"]["data"]["data_sha256"] == {s: file_sha256(draw / f"{s}.csv")
+                                                    for s in ("train", "valid", "test")}
+    assert card["train"]["tickets"] == card["train"]["data"]["tickets"] == 300
+    assert "handwritten_dev_accuracy" in card["train"]["history"][0]
+    for split in ("valid", "test", "handwritten_dev"):
+        assert card["metrics"][split] == evaluate(tuned.model, load_split(home / f"{split}.csv"), tuned.vocab,
+                                                  tuned.teams)
+    assert card["train"]["data"]["metrics"]["valid"] == evaluate(tuned.model, load_split(draw / "valid.csv"),
+                                                                 tuned.vocab, tuned.teams)
+    assert card["baseline"]["metrics"]["valid"]["n"] == 100 and card["train"]["data"]["baseline"]["metrics"][
+        "valid"]["n"] == 80
+    stored = predictions.read_predictions(tmp_path / "r" / "router.pt", "valid", home / "valid.csv")
+    assert stored is not None and list(stored["ticket_id"]) == [r["ticket_id"] for r in load_split(home / "valid.csv")]

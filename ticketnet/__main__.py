@@ -90,6 +90,13 @@ def _train(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
         raise ValueError("--keep-all-seeds keeps every run of a seed search; give --seeds too (e.g. --seeds 0-4)")
+    evaluate_on = Path(args.evaluate_on) if args.evaluate_on else None
+    if evaluate_on is not None:
+        if args.seeds or (data is not None and data.is_file()):
+            raise ValueError("--evaluate-on scores one run on a folder of splits: leave out --seeds and an export "
+                             "--data FILE")
+        if not (evaluate_on / "train.csv").is_file():
+            raise ValueError(f"--evaluate-on {evaluate_on}: no train.csv there (a folder of train/valid/test.csv)")
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -109,7 +116,7 @@ def _train(args: argparse.Namespace) -> int:
             raise ValueError("--text-column, --team-column, --id-column and --split apply to --data FILE (an "
                              "export), not to a folder of train/valid/test CSVs")
         card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds) if args.seeds
-                else train(data, out, cfg, log))
+                else train(data, out, cfg, log, evaluate_on=evaluate_on))
     _report(card)
     return 0
 
@@ -475,6 +482,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "it already routes right: --keep-from's, else --init-from's (default 0: none)")
     p.add_argument("--keep-from", metavar="ROUTER",
                    help="with --keep: the router to keep (its folder or router.pt; its own vocabulary, same teams)")
+    p.add_argument("--evaluate-on", metavar="FOLDER",
+                   help="score the router on this folder's splits instead: its card, baseline and stored "
+                        "predictions (--data is trained on and picks the epoch); e.g. a fine-tune on a regenerated "
+                        "draw, synth --settled-share 0.15 --out X, scored on the shipped data/")
     p.add_argument("--lr", type=float, help="peak learning rate (default: by the recipe)")
     p.add_argument("--d", type=int, help="model width (default 64)")
     p.add_argument("--heads", type=int, help="heads per block (default 4)")

@@ -388,10 +388,16 @@ def load_splits(data: Path, teams: Sequence[str] | None = None) -> tuple[tuple[s
 
 
 def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None,
-         baseline: dict | None = None) -> dict:
+         baseline: dict | None = None, evaluate_on: Path | None = None) -> dict:
     """Train on the splits in `data`, keep the best valid epoch (or the mean of the last epochs), and write the
     router's files into `out` (a folder being staged: nobody reads it yet). `baseline`: one already fitted on
-    these splits (a seed search fits it once). Returns the card."""
+    these splits (a seed search fits it once). Returns the card.
+
+    `evaluate_on`: another folder of splits, the router's home: its card (data hashes, metrics, OOD thresholds,
+    baseline) and stored predictions are measured there, while `data` is trained on and picks the epoch (with the
+    home's hand-written development set where `data` has none) and fits the temperature; `data`'s own hashes,
+    metrics and baseline go under the card's `train.data`. A fine-tune on a regenerated draw of the generator is
+    scored this way on the shipped splits it did not change."""
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
@@ -404,6 +410,9 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     teams, train_rows, evaluated = load_splits(data, base.teams if base else None)
     valid_rows = evaluated["valid"]
     hand = {name: rows for name, rows in evaluated.items() if name in HANDWRITTEN}
+    home_train, home = (load_splits(evaluate_on, teams)[1:] if evaluate_on is not None else (train_rows, evaluated))
+    if "handwritten_dev" not in hand and "handwritten_dev" in home:
+        hand["handwritten_dev"] = home["handwritten_dev"]
     if base is None:
         cfg = cfg.resolved(len(train_rows))
         vocab, model = new_model(cfg, train_rows, len(teams))
@@ -478,10 +487,17 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     calibration = {"temperature": round(temperature, 4), "fitted_on": "valid", "folded_into_head": True,
                    "valid_nll_before": round(nll_before, 4),
                    "valid_nll_after": round(F.cross_entropy(valid_logits / temperature, valid_labels).item(), 4)}
-    names = ("train", "valid", "test", *hand)
     if baseline is None:
         log("fitting the TF-IDF + logistic regression baseline on the same splits")
         baseline = fit_baseline(train_rows, valid_rows, teams, evaluated, seed=cfg.seed)
+    trained_on = {}
+    if evaluate_on is not None:
+        trained_on = {"data": {"data_sha256": _hashes(data, evaluated), "tickets": len(train_rows),
+                               "metrics": {name: evaluate(model, rows, vocab, teams)
+                                           for name, rows in evaluated.items()},
+                               "baseline": baseline}}
+        log(f"fitting the baseline on {evaluate_on}'s splits, where the router is scored")
+        baseline = fit_baseline(home_train, home["valid"], teams, home, seed=cfg.seed)
     card = {
         "config": model.config.to_dict(),
         "teams": list(teams),
@@ -489,28 +505,43 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                   **({"averaged_epochs": [cfg.epochs - min(cfg.average_last, cfg.epochs) + 1, cfg.epochs]}
                      if cfg.average_last else {}),
                   "seconds": seconds, "cpu_seconds": cpu_seconds, "torch": torch.__version__, "history": history,
-                  **({"init_from_sha256": file_sha256(router_file(cfg.init_from))} if base else {}),
-                  **({"keep_from_sha256": file_sha256(router_file(cfg.keep_from))} if cfg.keep_from else {})},
+                  **({"init_from_sha256": file_sha256(router_file(cfg.init_from)),
+                      "init_from_train": started_from(base.meta)} if base else {}),
+                  **({"keep_from_sha256": file_sha256(router_file(cfg.keep_from))} if cfg.keep_from else {}),
+                  **trained_on},
         "calibration": calibration,
-        "ood": ood_thresholds(model, valid_rows, vocab, teams, cfg.ood_accuracy),
-        "data_sha256": {s: file_sha256(data / f"{s}.csv") for s in names},
-        "metrics": {name: evaluate(model, rows, vocab, teams) for name, rows in evaluated.items()},
+        "ood": ood_thresholds(model, home["valid"], vocab, teams, cfg.ood_accuracy),
+        "data_sha256": _hashes(evaluate_on or data, home),
+        "metrics": {name: evaluate(model, rows, vocab, teams) for name, rows in home.items()},
         "baseline": baseline,
         **(extra or {}),
     }
     router = Router(model, vocab, teams, card)
     save_router(router, out)
-    write_predictions(router, out / "router.pt", data)    # the evaluation splits' predictions, for the dashboard
+    write_predictions(router, out / "router.pt", evaluate_on or data)   # the home splits', for the dashboard
     return card
 
 
+def started_from(meta: dict) -> dict:
+    """What a fine-tune records of the router it started from: its training record without the per-epoch history,
+    and the hashes of the data it was trained on, so the card names every ticket behind the weights."""
+    record = {k: v for k, v in (meta.get("train") or {}).items() if k != "history"}
+    return {**record, "data_sha256": meta.get("data_sha256", {})}
+
+
+def _hashes(folder: Path, evaluated: dict) -> dict[str, str]:
+    """The SHA-256 of the folder's train.csv and of each evaluated split's CSV."""
+    return {s: file_sha256(folder / f"{s}.csv") for s in ("train", *evaluated)}
+
+
 def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = TrainConfig(),
-          log: Callable[[str], None] = print, extra: dict | None = None) -> dict:
+          log: Callable[[str], None] = print, extra: dict | None = None, evaluate_on: Path | None = None) -> dict:
     """Train on the train/valid/test CSVs in `data`, keep the best valid epoch, and write `router.pt`, `vocab.json`,
-    `router.json` and `predictions/` into `out` as one folder swap: an interrupted run leaves `out` as it was."""
+    `router.json` and `predictions/` into `out` as one folder swap: an interrupted run leaves `out` as it was.
+    `evaluate_on`: the folder whose splits the card and predictions are measured on (see `_fit`)."""
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit(data, stage, cfg, log, extra)
+        return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on)
 
 
 SEEDS_FOLDER = "seeds"                   # `train --seeds ... --keep-all-seeds`: OUT/seeds/seed-<k>/, one router each
