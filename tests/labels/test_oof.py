@@ -105,6 +105,12 @@ def test_a_fine_tuned_routers_folds_train_from_scratch_by_the_recipe_for_its_siz
     assert cfg["keep"] == 0.0 and cfg["keep_from"] is None and cfg["new_vocabulary"] is False
     resolved = TrainConfig(**cfg).resolved(40_000)
     assert {k: getattr(resolved, k) for k in RECIPES["large"]} == RECIPES["large"]
+    # A card that records the router it started from: the folds take that router's recipe and seed.
+    base = TrainConfig(seed=1, lr=3e-3).resolved(60_000)
+    meta["train"]["init_from_train"] = {**base.__dict__, "tickets": 60_000, "seed_search": [], "data_sha256": {}}
+    cfg = router_recipe(meta, epochs=2)
+    assert (cfg["seed"], cfg["lr"], cfg["recipe"], cfg["epochs"], cfg["threads"]) == (1, 3e-3, "large", 2, 1)
+    assert cfg["init_from"] is None and cfg["keep"] == 0.0
 
 
 def test_the_cache_round_trips_and_goes_stale_with_the_split(planted, tmp_path):

@@ -73,12 +73,17 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
 
     A card that does not name its recipe (older routers) gets the one its training-set size chose (the record's
     `tickets`, else `trained_on`), not the one a fold's smaller training part would choose. A fold starts from
-    scratch, so a fine-tuned router's folds take the recipe for its size in place of the fine-tune's, without the
-    router it started from or the one it kept (`keep`, `keep_from`, `new_vocabulary`): a fold has neither."""
+    scratch, so a fine-tuned router's folds take the recipe of the router it started from where its card records
+    that one (`init_from_train`, its seed included), else the recipe for its size in place of the fine-tune's;
+    never the router it started from or the one it kept (`keep`, `keep_from`, `new_vocabulary`): a fold has
+    neither."""
     from ticketnet.train import RECIPES, SMALL_DATA, TrainConfig
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    record = {k: v for k, v in (meta.get("train") or {}).items() if k in fields}
+    train = meta.get("train") or {}
+    if train.get("recipe") == "finetune" and isinstance(train.get("init_from_train"), Mapping):
+        train = train["init_from_train"]
+    record = {k: v for k, v in train.items() if k in fields}
     for k in ("init_from", "keep", "keep_from", "new_vocabulary"):
         record.pop(k, None)
     if record.get("recipe") == "finetune":
@@ -89,7 +94,7 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
              "d_ff": config.get("d_ff"), "max_len": config.get("max_len"), "dropout": config.get("dropout")}
     record.update({k: v for k, v in shape.items() if v is not None})
     if record.get("recipe") is None:
-        n = (meta.get("train") or {}).get("tickets") or trained_on
+        n = train.get("tickets") or trained_on
         if n:
             record["recipe"] = "small" if n < SMALL_DATA else "large"
     if epochs is not None:
