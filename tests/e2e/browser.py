@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,6 +112,7 @@ SETTLED_JS = """() => {
   return [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
     .every(c => !c.getClientRects().length || c.querySelector('canvas, svg'));
 }"""
+SCRIPT_STATE_JS = "document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state')"
 RUN_START_S = 0.5            # how long an action that does not rerun the script is given to start one
 
 
@@ -156,12 +158,44 @@ def click_first_row(pg) -> None:
     pg.mouse.click(box["x"] + 15, box["y"] + 35 + 17)
 
 
+# What a "Route this ticket" click led to: the typed ticket picked (it is in the URL), a warning under the form, or
+# nothing yet (null).
+ROUTED_JS = """() => {
+  if (window.location.search.includes('ticket=custom')) return 'routed';
+  const warned = [...document.querySelectorAll('[data-testid=stAlertContentWarning]')]
+    .find(a => /ticket is empty|cannot be routed/.test(a.innerText));
+  return warned ? 'warned: ' + warned.innerText.trim().split('\\n').pop() : null;
+}"""
+ROUTE_WAIT_MS = 45_000
+
+
 def type_ticket(pg, text: str) -> None:
-    """Write `text` in the Tickets page's "Write your own ticket" box and route it, then wait for its run."""
+    """Write `text` in the Tickets page's "Write your own ticket" box and route it, then wait for its run.
+
+    In one CI run of the whole suite (2 loaded cores) a click routed nothing for 90 s, and it has not been seen
+    again in runs under added load; so a click that leads to neither the routed ticket nor a warning within
+    ROUTE_WAIT_MS is reported (a pytest warning naming what the page showed) and the ticket is submitted once more.
+    A warning, or a second click that routes nothing, fails."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     pg.get_by_text("Write your own ticket").click()
-    pg.get_by_role("textbox", name="Ticket text").fill(text)
-    pg.get_by_role("button", name="Route this ticket").click()
-    pg.wait_for_function("() => window.location.search.includes('ticket=custom')")
+    box = pg.get_by_role("textbox", name="Ticket text")
+    for attempt in (1, 2):
+        box.fill(text)
+        pg.get_by_role("button", name="Route this ticket").click()
+        try:
+            outcome = pg.wait_for_function(ROUTED_JS, timeout=ROUTE_WAIT_MS, polling=200).json_value()
+        except PlaywrightTimeout:
+            seen = (f"the box held {len(box.input_value())} of {len(text)} characters, the script was "
+                    f"{pg.evaluate(SCRIPT_STATE_JS)!r}, url {pg.url}")
+            if attempt == 2:
+                raise AssertionError(f"two 'Route this ticket' clicks routed nothing: {seen}") from None
+            warnings.warn(f"a 'Route this ticket' click routed nothing in {ROUTE_WAIT_MS / 1000:.0f} s ({seen}); "
+                          "submitted again", stacklevel=2)
+            settle(pg)
+            continue
+        assert outcome == "routed", f"the typed ticket was not routed: {outcome}"
+        break
     settle(pg)
 
 
