@@ -52,12 +52,19 @@ def _teams(folder) -> list[str]:
     return list(json.loads((folder / "router.json").read_text(encoding="utf-8"))["teams"])
 
 
+def _library_fit(valid: pd.DataFrame, teams: list[str], **target):
+    """The per-team thresholds the library fits on a routed valid table for `target`."""
+    from ticketnet.policy import fit_team_thresholds
+
+    return fit_team_thresholds(valid["confidence"].to_numpy(), valid["predicted"].to_numpy(),
+                               valid["correct"].to_numpy(), teams, **target)
+
+
 def _library_report(folder, split: str, **target) -> tuple[dict, object]:
-    from ticketnet.policy import fit_team_thresholds, threshold_report
+    from ticketnet.policy import threshold_report
 
     teams, valid, table = _teams(folder), _stored(folder, "valid"), _stored(folder, split)
-    fitted = fit_team_thresholds(valid["confidence"].to_numpy(), valid["predicted"].to_numpy(),
-                                 valid["correct"].to_numpy(), teams, **target)
+    fitted = _library_fit(valid, teams, **target)
     return threshold_report(fitted, table["confidence"].to_numpy(), table["predicted"].to_numpy(),
                             table["correct"].to_numpy(), teams), fitted
 
@@ -195,8 +202,6 @@ def test_an_unreachable_target_says_so_with_the_best_reachable_value(app_env, tm
     # 1 there. On a copy of the data where that ticket carries another team's label, no team does, and a target of
     # 0.999 is out of reach; the page routes the changed valid split itself (its stored table is of the old one), and
     # the library is given the stored table with the same labels changed.
-    from ticketnet.policy import fit_team_thresholds
-
     data = tmp_path / "data"
     shutil.copytree(app_env.data, data)
     folder = app_env.weights.parent
@@ -204,13 +209,17 @@ def test_an_unreachable_target_says_so_with_the_best_reachable_value(app_env, tm
     routed = _stored(folder, "valid")
     top = routed.sort_values("confidence", ascending=False).groupby("predicted").head(1)
     relabel = {tid: teams[(teams.index(p) + 1) % len(teams)] for tid, p in zip(top["ticket_id"], top["predicted"])}
+
+    def relabelled(frame: pd.DataFrame) -> list[str]:
+        return [relabel.get(tid, team) for tid, team in zip(frame["ticket_id"], frame["team"])]
+
     valid = pd.read_csv(data / "valid.csv", dtype=str, keep_default_na=False)
-    valid["team"] = [relabel.get(tid, team) for tid, team in zip(valid["ticket_id"], valid["team"])]
+    valid["team"] = relabelled(valid)
     valid.to_csv(data / "valid.csv", index=False)
     monkeypatch.setenv("TICKETNET_DATA", str(data))
-    routed["team"] = [relabel.get(tid, team) for tid, team in zip(routed["ticket_id"], routed["team"])]
-    fitted = fit_team_thresholds(routed["confidence"].to_numpy(), routed["predicted"].to_numpy(),
-                                 routed["team"].eq(routed["predicted"]).to_numpy(), teams, precision=0.999)
+    routed["team"] = relabelled(routed)
+    routed["correct"] = routed["team"].eq(routed["predicted"])
+    fitted = _library_fit(routed, teams, precision=0.999)
     assert not fitted.reached and fitted.best_reachable < 0.999
     at = _open(precision="0.999")
     warning = next(w.value for w in at.warning if "best reachable" in w.value)
