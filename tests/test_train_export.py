@@ -95,6 +95,21 @@ def test_the_model_shape_is_an_option_recorded_and_honoured(trained, tmp_path):
     assert len(router.model.blocks.layers) == 1
 
 
+def test_a_split_seed_keeps_the_splits_while_the_run_seed_changes(trained, tmp_path, capsys):
+    # Two seeds of one export share their splits when they share a split seed, so Compare can set them side by side.
+    export, out, card = trained
+    other = tmp_path / "seed7"
+    assert main(["train", "--data", str(export), "--out", str(other), "--text-column", "subject,body",
+                 "--team-column", "queue", "--id-column", "id", "--epochs", "1", "--seed", "7",
+                 "--split-seed", str(card["export"]["split_seed"])]) == 0
+    for split in ("train", "valid", "test"):
+        assert (other / "data" / f"{split}.csv").read_bytes() == (out / "data" / f"{split}.csv").read_bytes()
+    meta = json.loads((other / "router.json").read_text(encoding="utf-8"))
+    assert meta["export"]["split_seed"] == 3 and meta["train"]["seed"] == 7
+    assert main(["train", "--data", str(tmp_path), "--split-seed", "1"]) == 1           # a folder: no split to seed
+    assert "--split-seed apply to --data FILE" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("args,message", [
     (["--team-column", "team"], r"no column 'team' \(columns found: id, subject, body, queue\)"),
     (["--team-column", "queue", "--split", "0.9,0.1"], "--split '0.9,0.1': expected three fractions"),

@@ -108,13 +108,14 @@ def _train(args: argparse.Namespace) -> int:
         columns = ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
                                 id_given=args.id_column is not None, text_given=bool(args.text_column))
         card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log,
-                            keep_all=args.keep_all_seeds)
+                            keep_all=args.keep_all_seeds, split_seed=args.split_seed)
     else:
         if data is not None and not data.is_dir():
             raise ValueError(f"--data {data}: no such file or folder")
-        if args.text_column or args.team_column or args.id_column or args.split != DEFAULT_SPLIT:
-            raise ValueError("--text-column, --team-column, --id-column and --split apply to --data FILE (an "
-                             "export), not to a folder of train/valid/test CSVs")
+        if (args.text_column or args.team_column or args.id_column or args.split != DEFAULT_SPLIT
+                or args.split_seed is not None):
+            raise ValueError("--text-column, --team-column, --id-column, --split and --split-seed apply to --data "
+                             "FILE (an export), not to a folder of train/valid/test CSVs")
         card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds) if args.seeds
                 else train(data, out, cfg, log, evaluate_on=evaluate_on))
     _report(card)
@@ -459,10 +460,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default=DEFAULT_SPLIT, help=f"train,valid,test fractions of an export, stratified by "
                                                           f"team (default: {DEFAULT_SPLIT})")
     seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=int, help=f"the run's seed, and the export split's (default: {TRAIN_SEED})")
+    seeds.add_argument("--seed", type=int, help=f"the run's seed, and the export split's unless --split-seed is "
+                                                f"given (default: {TRAIN_SEED})")
     seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
                        help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
                             "--seeds 0-4, 35 min on 2 cores)")
+    p.add_argument("--split-seed", type=int, metavar="S",
+                   help="seed of an export's train/valid/test split (default: the run's --seed); two runs with one "
+                        "split seed share their splits, so the Compare page can set them side by side")
     p.add_argument("--keep-all-seeds", action="store_true",
                    help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
                         "dashboard lists them as <name>/seed-<k> to compare)")

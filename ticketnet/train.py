@@ -610,16 +610,20 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
 
 def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns(),
                  fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
-                 seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False) -> dict:
-    """A router from one export file: checked, split (stratified by team, seeded by `cfg.seed`) into the router
-    folder's data/, trained there, all in one folder swap. Bad input raises DataError before anything is written."""
+                 seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False,
+                 split_seed: int | None = None) -> dict:
+    """A router from one export file: checked, split (stratified by team, seeded by `split_seed`, else by
+    `cfg.seed`) into the router folder's data/, trained there, all in one folder swap. Routers of one export that
+    share a split seed share their splits, whatever their training seeds, so they can be compared. Bad input raises
+    DataError before anything is written."""
     found = read_export(export, columns)
     rows = found.rows
-    splits = split_export(rows, fractions, seed=cfg.seed)
+    split_seed = cfg.seed if split_seed is None else split_seed
+    splits = split_export(rows, fractions, seed=split_seed)
     extra = {"export": {"file": Path(export).name, "sha256": file_sha256(export), "tickets": len(rows),
                         "text_columns": list(found.text_columns), "team_column": columns.team,
                         "id_column": None if found.ids_made_up else columns.ticket_id,
-                        "split": list(fractions), "split_seed": cfg.seed,
+                        "split": list(fractions), "split_seed": split_seed,
                         "split_tickets": {name: len(part) for name, part in splits.items()}}}
     log(f"{Path(export).name}: {len(rows):,} tickets, text from {', '.join(found.text_columns)}; split "
         + ", ".join(f"{n} {len(p):,}" for n, p in splits.items()))
