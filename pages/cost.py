@@ -74,7 +74,8 @@ else:
         st.altair_chart(lc.cost_memory_chart(df.dropna(subset=["peak_mb"]), lc_machine))
         st.caption("Peak memory: how much the measuring process's resident set grew during one call (the kernel's "
                    "high-water mark, reset just before), with every allocation above 64 KiB taken fresh from the "
-                   "kernel so nothing hides in reused buffers. Smaller allocations are not counted.")
+                   "kernel so nothing hides in reused buffers. Smaller allocations are not counted: a call that grew "
+                   "it by nothing measurable is drawn hollow on the chart's floor.")
     worst = df.loc[df["variant"] == cost.BLOCKED, "max_diff"].max()
     ok = worst <= cost.EQUAL_TOLERANCE
     (st.success if ok else st.error)(f"blocked_attention equals the readable attention() within {worst:.1e} "
@@ -113,7 +114,7 @@ m[1].metric("Score matrix per layer (all query heads)", f"{v['score_matrix_bytes
 m[2].metric("Query heads per K/V head", str(v["query_heads_per_kv_head"]))
 st.caption("KV cache = 2 (keys and values) × layers × K/V heads × head dimension × tokens kept × bytes. Sharing "
            "K/V heads shrinks the cache, not the scores: every query head still forms its own score matrix.")
-st.dataframe(cost.ATTENTION_DESIGNS, hide_index=True)
+st.table(cost.ATTENTION_DESIGNS.set_index("design"))   # whole sentences, wrapped (a data grid cut them off)
 
 st.subheader("The TinyTransformer itself")
 n_tok = st.slider("Tokens in the ticket", 1, 256, 120, key="cost_ticket_tokens")

@@ -234,26 +234,41 @@ REFERENCE = "n² from the readable attention()"
 
 def _cost_chart(df: pd.DataFrame, field: str, y_title: str, title: str, machine: str | None, ref_at: int) -> alt.LayerChart:
     data = df[["n", "variant", field]].copy()
-    data = data[data[field] > 0]
+    # A log axis has no 0: a call that grew the process by nothing measurable (its few KiB fit the pages it had)
+    # is drawn on the axis's floor, hollow, with its true value in the tooltip, not dropped.
+    positive = data.loc[data[field] > 0, field]
+    floor = float(positive.min()) / 2 if len(positive) else 1e-3
+    data["shown"] = data[field].where(data[field] > 0, floor)
+    data["measured"] = np.where(data[field] > 0, "measured", "below what can be measured")
     ns = sorted(data["n"].unique().tolist())
-    base = data[data["variant"].str.startswith("readable")]
+    base = data[data["variant"].str.startswith("readable") & (data[field] > 0)]
     layers = []
     x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens n (log scale)",
               axis=alt.Axis(values=ns, labelOverlap="greedy"))
     # Log y: one label per power of ten at most (`,~g`: 0.01, 1, 100, 10,000), never stacked on each other. Not SI
     # prefixes (`~s`): the unit is already milliseconds or megabytes, and 0.1 ms read "100m".
-    y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log"), title=y_title,
+    y = alt.Y("shown:Q", scale=alt.Scale(type="log"), title=y_title,
               axis=alt.Axis(tickCount=6, format=",~g", labelOverlap="greedy", labelSeparation=4))
-    lines = alt.Chart(data).mark_line(point=True).encode(
-        x=x, y=y, color=alt.Color("variant:N", title=None,
-                                  legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
-        tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("n:Q"), alt.Tooltip(f"{field}:Q", format=".3f")])
+    variants = sorted(data["variant"].unique().tolist())
+    palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2"]
+    # The dashed n² line is one more entry of the same legend, in grey.
+    color = alt.Color("variant:N", title=None, scale=alt.Scale(domain=[*variants, REFERENCE],
+                                                               range=[*palette[:len(variants)], "#888888"]),
+                      legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0))
+    lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(filled=True, size=40)).encode(
+        x=x, y=y, color=color,
+        tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("n:Q"), alt.Tooltip(f"{field}:Q", format=".3f"),
+                 alt.Tooltip("measured:N", title="point")])
     layers.append(lines)
+    if (data[field] <= 0).any():
+        layers.append(alt.Chart(data[data[field] <= 0]).mark_point(filled=False, size=70, color="#ffffff",
+                                                                   strokeWidth=2).encode(x=x, y=y))
     if len(base):
         anchor = base[base["n"] == ref_at] if (base["n"] == ref_at).any() else base.nsmallest(1, "n")
         n0, v0 = float(anchor["n"].iloc[0]), float(anchor[field].iloc[0])
-        ref = pd.DataFrame({"n": ns, field: [v0 * (n / n0) ** 2 for n in ns], "variant": REFERENCE})
-        layers.append(alt.Chart(ref).mark_line(strokeDash=[5, 4], color="#888888").encode(
-            x=x, y=y, tooltip=[alt.Tooltip("n:Q"), alt.Tooltip(f"{field}:Q", format=".3f", title="n² reference")]))
+        ref = pd.DataFrame({"n": ns, "shown": [v0 * (n / n0) ** 2 for n in ns], "variant": REFERENCE})
+        layers.append(alt.Chart(ref).mark_line(strokeDash=[5, 4]).encode(
+            x=x, y=y, color=color,
+            tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("shown:Q", format=".3f", title="n² reference")]))
     return alt.layer(*layers).properties(width=440, height=280, title=_machine_title(title, machine),
                                          autosize=FIT_WIDTH)

@@ -99,19 +99,35 @@ def _cost_frame():
     return pd.DataFrame(rows)
 
 
-def test_cost_charts_have_the_n2_reference_and_machine_subtitle():
+def _dashed(d: dict) -> dict:
+    return next(layer for layer in d["layer"] if layer["mark"].get("strokeDash"))
+
+
+def test_cost_charts_have_the_n2_reference_in_the_legend_and_machine_subtitle():
     df = _cost_frame()
     d = spec(lc.cost_time_chart(df, machine="2 cores · torch 2.13.0"))
     assert d["title"]["subtitle"] == "2 cores · torch 2.13.0"
-    ref = d["datasets"][d["layer"][1]["data"]["name"]]
+    ref_layer = _dashed(d)
+    ref = d["datasets"][ref_layer["data"]["name"]]
     assert [r["n"] for r in ref] == [128, 256, 512, 1024]
-    assert ref[-1]["ms"] == pytest.approx(1e-6 * 1024 ** 2)      # through the readable time at 1024
-    assert ref[0]["ms"] == pytest.approx(1e-6 * 1024 ** 2 / 64)  # and falling as n²
-    assert d["layer"][1]["mark"]["strokeDash"] == [5, 4]
-    m = spec(lc.cost_memory_chart(df))
+    assert ref[-1]["shown"] == pytest.approx(1e-6 * 1024 ** 2)   # through the readable time at 1024
+    assert ref[0]["shown"] == pytest.approx(1e-6 * 1024 ** 2 / 64)  # and falling as n²
+    assert ref_layer["mark"]["strokeDash"] == [5, 4]
+    legend = d["layer"][0]["encoding"]["color"]["scale"]
+    assert legend["domain"][-1] == lc.REFERENCE and legend["range"][-1] == "#888888"    # the dashed line is named
+
+
+def test_a_zero_peak_is_drawn_on_the_log_axis_floor_not_dropped():
+    m = spec(lc.cost_memory_chart(_cost_frame()))
     rows = m["datasets"][m["layer"][0]["data"]["name"]]
-    assert all(r["peak_mb"] > 0 for r in rows)                  # zero peaks cannot sit on a log axis
+    assert len(rows) == 12                                      # every variant at every n
+    zeros = [r for r in rows if r["peak_mb"] == 0]
+    floor = min(r["peak_mb"] for r in rows if r["peak_mb"] > 0) / 2
+    assert len(zeros) == 4 and all(r["shown"] == pytest.approx(floor) for r in zeros)
+    assert {r["measured"] for r in zeros} == {"below what can be measured"}
     assert m["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+    hollow = m["layer"][1]
+    assert hollow["mark"]["filled"] is False and len(m["datasets"][hollow["data"]["name"]]) == 4
 
 
 def test_fmt():
@@ -134,7 +150,7 @@ def test_cost_charts_draw_in_their_own_height_with_readable_axes_and_legend(buil
     legend = lines["encoding"]["color"]["legend"]
     assert legend["orient"] == "bottom" and legend["labelLimit"] == 0           # whole variant names
     rows = d["datasets"][lines["data"]["name"]]
-    assert rows and len({r[field] for r in rows}) > 3 and len({r["variant"] for r in rows}) >= 2
+    assert rows and len({r["shown"] for r in rows}) > 3 and len({r["variant"] for r in rows}) >= 2
 
 
 def test_formula_line_charts_with_a_legend_keep_their_plot_height():
