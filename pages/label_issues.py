@@ -73,7 +73,7 @@ metrics.metric("out-of-fold accuracy", f"{(table['given_team'] == table['suggest
 st.header("Teams", divider="gray")
 row = st.container(horizontal=True, gap="large")
 with row.container(width="content"):
-    st.subheader("Label quality per team")
+    st.subheader("Estimated wrong labels per team")
     ui.chart(label_charts.quality_chart, ranked.quality, width="content")
 with row.container(width="content"):
     st.subheader("Overlapping teams")

@@ -53,14 +53,17 @@ def quality_frame(quality: pd.DataFrame) -> pd.DataFrame:
 
 
 def quality_chart(quality: pd.DataFrame) -> alt.Chart:
-    """Each team's label quality (cleanlab: 1 − the estimated share of its labels that are wrong), worst first."""
-    df = quality_frame(quality)
-    lo = max(0.0, min(0.9, float(df["label_quality"].min()) - 0.02)) if len(df) else 0.0
-    return alt.Chart(df).mark_bar().encode(
-        x=alt.X("label_quality:Q", title="label quality (1 − estimated wrong share)",
-                scale=alt.Scale(domain=[lo, 1.0], zero=False, clamp=True), axis=alt.Axis(format=".0%")),
+    """Each team's estimated share of wrong labels (cleanlab: 1 − label quality), worst first, as bars from zero:
+    a bar's length is the share, so a team with twice the wrong labels has twice the bar (an axis cut at 88 % drew
+    90.5 % quality as a third of 94 %)."""
+    df = quality_frame(quality).assign(wrong_share=lambda d: 1.0 - d["label_quality"])
+    top = max(0.01, float(df["wrong_share"].max()) * 1.15) if len(df) else 0.01
+    return alt.Chart(df).mark_bar(color="#e45756").encode(
+        x=alt.X("wrong_share:Q", title="estimated share of wrong labels (1 − label quality)",
+                scale=alt.Scale(domain=[0, top], zero=True), axis=alt.Axis(format=".1~%", tickCount=4)),
         y=alt.Y("team:N", sort=df["team"].tolist(), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=140)),
         tooltip=[alt.Tooltip("team:N"), alt.Tooltip("label_quality:Q", format=".1%", title="label quality"),
+                 alt.Tooltip("wrong_share:Q", format=".1%", title="estimated wrong share"),
                  alt.Tooltip("label_issues:Q", format=",", title="estimated wrong labels"),
                  alt.Tooltip("tickets:Q", format=",")],
     ).properties(width=QUALITY_PX, height=alt.Step(22 if len(df) > 8 else 26))

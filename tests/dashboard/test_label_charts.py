@@ -26,4 +26,6 @@ def test_quality_is_sorted_worst_first():
                             "label_issues": [1, 10, 5, 3], "tickets": [100] * 4})
     assert charts.quality_frame(quality)["team"].tolist() == ["a:b", "team.with.dots", "<b>bold</b>",
                                                              "Billing & Refunds"]
-    assert charts.quality_chart(quality).to_dict()["encoding"]["y"]["sort"][0] == "a:b"
+    spec = charts.quality_chart(quality).to_dict()
+    assert spec["encoding"]["y"]["sort"][0] == "a:b"
+    assert spec["encoding"]["x"]["field"] == "wrong_share" and spec["encoding"]["x"]["scale"]["domain"][0] == 0
