@@ -12,9 +12,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import math
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
@@ -308,6 +307,11 @@ def query_frame(patterns, tokens: Sequence[str], query_row: int) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def row_top(peak: float) -> float:
+    """The top of a weight axis: `peak` rounded up to the next 0.05 (0.1 at least, 1 at most), room for the labels."""
+    return float(min(1.0, max(0.1, math.ceil(float(peak) * 1.1 * 20) / 20)))
+
+
 def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChart:
     """One bar chart per head (stacked, sharing the token axis): how the query token's weight (one row of each
     pattern) spreads over the tokens it reads. The two tokens it reads most are labelled with their weight."""
@@ -315,11 +319,17 @@ def query_bars(patterns, tokens: Sequence[str], query_row: int) -> alt.FacetChar
     labels = token_labels(tokens)
     n = len(tokens)
     step = _cell_step(n, room=COLUMN_PX - 110, lo=2.0, hi=22.0)     # head names and the weight axis beside
+    # One scale for every head (they stay comparable), up to the row's largest weight: weights of 0.03-0.2 on a
+    # long ticket filled a tenth of a 0-1 axis.
+    top_of_row = row_top(df["weight"].max() if len(df) else 1.0)
     base = alt.Chart().encode(
         x=alt.X("key:O", sort=labels, title="token read (key)",
                 axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
                               labelOverlap=False if step >= 10 else "parity")),
-        y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(tickCount=3)),
+        y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, top_of_row]),
+                # Only the base and the top, each kept inside its own head's strip (flush), so the 0 of one head
+                # and the top of the next never overlap.
+                axis=alt.Axis(values=[0, top_of_row], labelFlush=True, format=".2~f")),
     )
     bars = base.mark_bar(color="#4c78a8").encode(
         tooltip=[alt.Tooltip("head:N"), alt.Tooltip("key:N", title="key"), alt.Tooltip("weight:Q", format=".3f"),
@@ -469,6 +479,22 @@ def _title_lines(title: str) -> list[str]:
     return lines + ([f"({unit}"] if unit else [])
 
 
+TITLE_CHAR_PX = 6.6                  # about one character of a 12 px panel title
+
+
+def wrap_words(text: str, width_px: float, char_px: float = TITLE_CHAR_PX) -> list[str]:
+    """`text` in lines of whole words that each fit `width_px` ("integrated gradients" over a 70 px panel: two
+    lines), so a narrow panel's title is never cut to "integrated …"."""
+    room = max(1, int(width_px / char_px))
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [text]
+
+
 def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: bool, kind: str,
            width: float = 130, x_title: str | None = None) -> alt.Chart:
     """Horizontal bars of one per-token column of `df`, without data of their own (the concatenation holds `df`);
@@ -485,7 +511,8 @@ def _hbars(df: pd.DataFrame, column: str, labels: list[str], *, show_labels: boo
     # titleLimit: a long team name ends in an ellipsis inside the panel rather than widening the chart past its column.
     # Labels and tooltips with the digits the values need: effects of 0.002 read 0.002, not 0.00.
     return alt.Chart(width=width, height=alt.Step(16),
-                     title=alt.Title(column, anchor="start", fontSize=12, limit=width + 10)).mark_bar().encode(
+                     title=alt.Title(wrap_words(column, width + 10), anchor="start", fontSize=12,
+                                     limit=width + 10)).mark_bar().encode(
         y=alt.Y("label:O", sort=labels, title=None, axis=y_axis),
         x=alt.X(f"{column}:Q", title=title, axis=alt.Axis(tickCount=4 if width >= 100 else 2, labelFontSize=10,
                                                           labelOverlap=True, titleFontSize=10, titleLimit=width,

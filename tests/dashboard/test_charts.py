@@ -222,6 +222,19 @@ def test_query_bars_one_panel_per_head_top_two_labelled():
     assert {t["field"] for t in bars["encoding"]["tooltip"]} >= {"head", "key", "weight"}
 
 
+def test_query_bars_axis_rises_to_the_rows_largest_weight_with_flush_labels():
+    # A long ticket's row spreads thin: a 0-1 axis drew weights of 0.03-0.2 as slivers.
+    n = 256
+    W = torch.full((4, n, n), 1.0 / n)
+    W[:, 5, :] = torch.softmax(torch.linspace(0, 3, n), 0)            # the largest weight of row 5 is about 0.05
+    spec = charts.query_bars(W, [f"t{i}" for i in range(n)], query_row=5).to_dict()
+    y = spec["spec"]["layer"][0]["encoding"]["y"]
+    peak = float(W[:, 5].max())
+    assert y["scale"]["domain"] == [0, charts.row_top(peak)] and peak < charts.row_top(peak) <= 0.1
+    assert y["axis"]["values"] == [0, charts.row_top(peak)] and y["axis"]["labelFlush"] is True
+    assert charts.row_top(0.97) == 1.0 and charts.row_top(0.2) == pytest.approx(0.25)
+
+
 def test_bands_chart_is_mean_received_weight_per_head():
     W = _patterns()[1]
     spec = charts.bands_chart(W, TOKENS).to_dict()
@@ -394,6 +407,17 @@ def test_mean_eraser_chart_bars_per_signal():
     spec = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
     assert spec["spec"]["mark"]["type"] == "bar"
     assert len(spec["datasets"][spec["data"]["name"]]) == 4
+
+
+def test_removal_chart_panel_titles_wrap_whole_words_instead_of_being_cut():
+    # 1366 px: "unk replac…", "integrated …" were cut to an ellipsis in panels of 60 px.
+    spec = charts.removal_chart(_per_token(), ["removal", "unk replacement", "removal TV"], []).to_dict()
+    for panel in spec["hconcat"]:
+        lines = panel["title"]["text"]
+        assert " ".join(lines) == panel["encoding"]["x"]["field"]
+        assert all(len(line) * charts.TITLE_CHAR_PX <= panel["title"]["limit"] or " " not in line for line in lines)
+    assert charts.wrap_words("integrated gradients", 70) == ["integrated", "gradients"]
+    assert charts.wrap_words("rollout", 70) == ["rollout"] and charts.wrap_words("b1 h2", 200) == ["b1 h2"]
 
 
 def test_removal_chart_titles_the_signed_effects_with_their_support():
