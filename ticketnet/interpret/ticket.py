@@ -12,7 +12,7 @@ from torch import Tensor
 from ticketnet.data.text import UNK_ID
 from ticketnet.interpret import signals as sig
 from ticketnet.interpret.metrics.agreement import AGREEMENT_COLUMNS, random_signal, random_tau_baseline
-from ticketnet.interpret.metrics.disagreement import Disagreements, effect_disagreements
+from ticketnet.interpret.metrics.disagreement import SMALL_EFFECTS, Disagreements, effect_disagreements
 from ticketnet.interpret.methods.attention_signals import attention_signals
 from ticketnet.interpret.methods.counterfactual import check_eval
 from ticketnet.interpret.metrics.eraser import ERASER_COLUMNS, aopc, unique_rows
@@ -20,7 +20,8 @@ from ticketnet.interpret.metrics.evidence import evidence_mask
 from ticketnet.interpret.metrics.scores import Row, TicketScores, score_ticket
 from ticketnet.interpret.results import long_frame
 from ticketnet.interpret.methods.gradients import START_STEPS, IntegratedGradients, integrated_gradients
-from ticketnet.interpret.methods.removal import Counterfactuals, counterfactual_probs, probability_drop, total_variation
+from ticketnet.interpret.methods.removal import (Counterfactuals, counterfactual_probs, probability_drop, removal_support,
+                                                 total_variation)
 from ticketnet.interpret.interventions.phrases import ForwardMemo, batched_logits
 from ticketnet.interpret.split import phrase_signals
 from ticketnet.lens.inspection import Inspection, RoutedTicket, inspect_ticket
@@ -60,12 +61,22 @@ class TicketInterpretation(RoutedTicket):
     def n(self) -> int:
         return len(self.tokens)
 
-    def disagreements(self, signal: str = sig.ROLLOUT.name, k: int = 3) -> Disagreements:
-        """The tokens `signal` and the removal effect disagree on (`effect_disagreements`); empty lists for a
-        one-token ticket, which has no removal effect."""
+    def removal_effect(self, unit: str) -> Tensor:
+        """(n,) each token's deletion as support for the target in `unit` (`removal_support`: the score with the
+        token minus the score without it); the signals' ``removal`` is this in probability."""
+        cf = self.counterfactuals
+        if cf is None:
+            return torch.zeros(self.n, dtype=torch.float64)
+        return removal_support(cf.base, cf.removed, self.target, unit).double()
+
+    def disagreements(self, signal: str = sig.ROLLOUT.name, k: int = 3, unit: str = "prob") -> Disagreements:
+        """The tokens `signal` and the removal effect disagree on (`effect_disagreements`), the effect in `unit`
+        ("prob": the drop in p(target); "logit_diff": the support in log-odds, as the pages show it); empty lists
+        for a one-token ticket, which has no removal effect."""
         if sig.REMOVAL.name not in self.signals:
             return effect_disagreements([], [], [], k)
-        return effect_disagreements(self.signals[signal], self.signals[sig.REMOVAL.name], self.tokens, k)
+        effect = self.signals[sig.REMOVAL.name] if unit == "prob" else self.removal_effect(unit)
+        return effect_disagreements(self.signals[signal], effect, self.tokens, k, SMALL_EFFECTS[unit])
 
 
 def _eraser_probs(model, ids: Tensor, scores: TicketScores, target: int,

@@ -17,6 +17,9 @@ def _np(x) -> np.ndarray:
 
 
 SMALL_EFFECT = 0.05          # a probability change below this counts as "little"
+# …and in each unit the effects are shown in: the logit difference's keeps the ratio of the two units'
+# negligible effects (signals.NEGLIGIBLE_EFFECT: 0.1 logit against 0.02 probability).
+SMALL_EFFECTS = {"prob": SMALL_EFFECT, "logit_diff": 5 * SMALL_EFFECT}
 HIGH_EFFECT_SHARE = 0.5      # "high effect": at least half of the ticket's largest change (and ≥ SMALL_EFFECT)
 LOW_EFFECT_SHARE = 0.25      # "low effect": under a quarter of it (or under SMALL_EFFECT)
 
@@ -32,13 +35,14 @@ class Disagreements:
     largest_effect: float        # the ticket's largest |effect|
 
 
-def effect_disagreements(signal, effect, tokens: Sequence[str], k: int = 3) -> Disagreements:
-    """The tokens a signal and the deletion effect (drop in p(team), any sign) disagree on, by thresholds that
-    are meaningful on this ticket.
+def effect_disagreements(signal, effect, tokens: Sequence[str], k: int = 3,
+                         small: float = SMALL_EFFECT) -> Disagreements:
+    """The tokens a signal and the deletion effect (drop in p(team) by default, any sign; in another unit, with
+    that unit's `small` from SMALL_EFFECTS) disagree on, by thresholds that are meaningful on this ticket.
 
-    High effect: |effect| ≥ max(SMALL_EFFECT, HIGH_EFFECT_SHARE × the ticket's largest |effect|), so a ticket whose
-    every deletion moves p(team) by less than SMALL_EFFECT has no high-effect token at all. Low effect: |effect|
-    below max(SMALL_EFFECT, LOW_EFFECT_SHARE × largest). High signal: in the top third of the ticket's tokens by
+    High effect: |effect| ≥ max(small, HIGH_EFFECT_SHARE × the ticket's largest |effect|), so a ticket whose
+    every deletion moves its score by less than `small` has no high-effect token at all. Low effect: |effect|
+    below max(small, LOW_EFFECT_SHARE × largest). High signal: in the top third of the ticket's tokens by
     the signal; low signal: the bottom half. Each list holds at most k tokens: high signal / low effect by signal,
     low signal / high effect by |effect|, largest first."""
     s, e = _np(signal), _np(effect)
@@ -46,8 +50,8 @@ def effect_disagreements(signal, effect, tokens: Sequence[str], k: int = 3) -> D
     if s.shape != (n,) or e.shape != (n,):
         raise ValueError(f"{n} tokens, {s.shape} signal values and {e.shape} effects")
     largest = float(np.abs(e).max()) if n else 0.0
-    high = max(SMALL_EFFECT, HIGH_EFFECT_SHARE * largest)
-    low = max(SMALL_EFFECT, LOW_EFFECT_SHARE * largest)
+    high = max(small, HIGH_EFFECT_SHARE * largest)
+    low = max(small, LOW_EFFECT_SHARE * largest)
     if n < 2:
         return Disagreements([], [], high, low, largest)
     from scipy import stats
