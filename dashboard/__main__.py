@@ -20,7 +20,7 @@ APP = Path(__file__).resolve().parent / "app.py"
 SERVER_ARENAS = 2
 # Freed blocks stay in the heap for reuse, so the per-ticket tensor work does not page-fault (mapping blocks of 1 MiB
 # and more apart instead cost Heads and Interpretation 8-14 % more CPU per action); the idle watch hands the heap's
-# free pages back every 30 s while analysts work, and once they have left (dashboard/data/idle.py).
+# free pages back every 30 s while analysts work, and once they have left (dashboard/server/idle.py).
 # NumPy's OpenBLAS keeps a thread per core that spins after each call waiting for the next: on the server that was a
 # third of a ticket's first Interpretation's CPU (0.38-0.41 against 0.24-0.31 CPU s with one thread, alternated runs
 # of `python -m ticketnet.bench.load.run --cost`; docs/performance.md). The sessions share out the cores instead, as

@@ -33,7 +33,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import router_choice, state, ui
-from dashboard.data import idle, model, sessions
+from dashboard.data import model
+from dashboard.server import idle, sessions
+from dashboard.text import md_escape
 from ticketnet.paths import ROOT
 
 # The tab icon is an emoji: Streamlit draws it as an inline SVG, where a ":material/…:" icon would be fetched from
@@ -72,6 +74,9 @@ router_choice.router_picker()                 # before anything reads the router
 picks_ticket = page.url_path not in OWN_TICKET_PAGES
 if picks_ticket:
     state.sync_with_url()
+for notice in (router_choice.router_notice(), state.url_notice() if picks_ticket else None):
+    if notice:                                # what a link named that this server could not open, on every page
+        st.warning(md_escape(notice), icon=":material/link_off:")
 page.run()
 if picks_ticket:
     ui.sidebar()                              # after the page, so a pick made on this run is already shown

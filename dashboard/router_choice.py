@@ -7,9 +7,18 @@ import streamlit as st
 from dashboard.data import model
 from ticketnet.card import WeightsError
 
-_CHOSEN = model.CHOSEN_KEY        # the router this session reads
+_CHOSEN = "_router"               # the router this session reads
 _WROTE = "_router_written"        # the value this session last wrote to ?router=
+_NOTICE = "_router_notice"        # a router a link named that this server does not have (said once)
 PICKER_KEY = "router_picker"
+
+
+def chosen_router() -> str | None:
+    """The router this session reads, as `sync_router` kept it (a link's ?router= before the first sync)."""
+    return st.session_state.get(_CHOSEN) or st.query_params.get(model.ROUTER_PARAM)
+
+
+model.read_router_choice_with(chosen_router)
 
 
 def sync_router() -> str:
@@ -24,6 +33,9 @@ def sync_router() -> str:
     if url != ss.get(_WROTE) and url is not None:
         chosen = url
     if chosen not in names:
+        if chosen == url:
+            ss[_NOTICE] = (f"The link names the router {url!r}, which is not among the routers on this server "
+                           f"({', '.join(names)}); showing {model.DEFAULT_ROUTER} instead.")
         chosen = model.DEFAULT_ROUTER
     if _CHOSEN in ss and chosen != ss[_CHOSEN]:           # a switch, not a session opened from a link
         # Another router is another data set: its tickets, teams, splits and filters are not this one's.
@@ -40,6 +52,11 @@ def sync_router() -> str:
             qp[model.ROUTER_PARAM] = wanted
     ss[_WROTE] = wanted
     return chosen
+
+
+def router_notice() -> str | None:
+    """A router a link named that could not be opened (shown once)."""
+    return st.session_state.pop(_NOTICE, None)
 
 
 def _describe(name: str, folder) -> str:
@@ -60,7 +77,7 @@ def router_picker() -> None:
     picked = st.sidebar.selectbox("Router", list(names), index=list(names).index(current),
                                   format_func=labels.__getitem__, key=PICKER_KEY,
                                   help="The routers under routers/ (or $TICKETNET_ROUTERS) beside the default one; "
-                                       "train one with `python -m ticketnet train --data export.csv --out "
+                                       "train one with `.venv/bin/python -m ticketnet train --data export.csv --out "
                                        "routers/NAME`.")
     if picked != current:
         st.query_params[model.ROUTER_PARAM] = picked

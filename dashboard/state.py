@@ -7,20 +7,21 @@
 # when it differs from what this session last wrote there (a pasted link, a new tab); otherwise the session's pick
 # wins, so picking in the table is never undone by a stale URL. Page switches clear the query string; `sync_with_url` writes it back each run.
 # A ticket picked on the Corpus page is named by its scan and id (``?ticket=T-39229&scan=shipped``): a link to it
-# reads the ticket back from that scan, with its true team. The pages' other choices (block, query row, target team)
-# ride in the URL through `url_default` and `write_choice`, each under a short readable name (``?block=2&row=3``).
+# reads the ticket back from that scan, with its true team. The pages' other choices ride in the URL through their
+# views (dashboard/views.py).
 # An e-mail ticket is read without its quoted history and signature (ticketnet.data.thread); an analyst may read the
 # whole thread of the picked ticket instead: ``?thread=whole``, kept until another ticket is picked.
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import streamlit as st
 
+from dashboard import view
 from dashboard.data import splits, store, ticket
 
 DEFAULT_TICKET = "T-65052"
@@ -140,7 +141,7 @@ def sync_with_url() -> None:
         elif url_ticket and st.query_params.get(SCAN):
             found = _corpus_ticket(st.query_params.get(SCAN), url_ticket)
             if isinstance(found, str):
-                ss[_NOTICE] = f"{found}; showing {ss.get(_TICKET, DEFAULT_TICKET)} instead."
+                ss[_NOTICE] = f"{found}; showing {ss.get(_TICKET) or default_ticket()} instead."
             else:
                 pick_corpus(url_ticket, found[0], found[1], st.query_params.get(SCAN), write=False)
         elif url_ticket:
@@ -148,9 +149,20 @@ def sync_with_url() -> None:
                 ss[_TICKET] = url_ticket
             else:
                 ss[_NOTICE] = (f"Ticket {url_ticket!r} from the link is in none of the splits "
-                               f"({', '.join(splits.SPLITS)}); showing {ss.get(_TICKET, DEFAULT_TICKET)} instead.")
-    ss.setdefault(_TICKET, DEFAULT_TICKET)
+                               f"({', '.join(splits.available())}); showing {ss.get(_TICKET) or default_ticket()} "
+                               "instead.")
+    if _TICKET not in ss:
+        ss[_TICKET] = default_ticket()
     _write_url()
+
+
+def default_ticket() -> str:
+    """The ticket a session opens on: the lesson's T-65052 where this router's splits hold it, else the first
+    ticket of its first split (a team's router has its own ids)."""
+    if splits.find_ticket(DEFAULT_TICKET) is not None:
+        return DEFAULT_TICKET
+    first = splits.available()[0]
+    return str(splits.split_rows(first).iloc[0]["ticket_id"])
 
 
 def link_params(text: str) -> dict[str, str]:
@@ -179,19 +191,8 @@ def _write_url() -> None:
         params = cached[1]
     # A session's first run writes the ticket even if the URL it was sent holds it: a browser that reconnects to a
     # restarted server mid-run may clear its address bar after sending it (tests/e2e/test_fault.py).
-    write_query(("ticket", *_LINK_PARAMS), {"ticket": ticket, **params}, always=_WROTE not in ss)
+    view.write_query(("ticket", *_LINK_PARAMS), {"ticket": ticket, **params}, always=_WROTE not in ss)
     ss[_WROTE] = (ticket, *(params.get(name) for name in _LINK_PARAMS))
-
-
-def write_query(names, params: dict[str, str], always: bool = False) -> None:
-    """Set each of `names` in the URL to its value in `params`, and drop those `params` lacks; a parameter that
-    already holds its value is not written again (each write is a message to the browser) unless `always`."""
-    for name in names:
-        if name in params:
-            if always or st.query_params.get(name) != params[name]:
-                st.query_params[name] = params[name]
-        elif name in st.query_params:
-            del st.query_params[name]
 
 
 def url_notice() -> str | None:
@@ -254,7 +255,7 @@ def current() -> Pick:
 
 def _current() -> Pick:
     ss = st.session_state
-    ticket = ss.get(_TICKET, DEFAULT_TICKET)
+    ticket = ss.get(_TICKET) or default_ticket()
     if ticket == CUSTOM and ss.get(_TEXT, "").strip():
         corpus = _corpus_pick()
         if corpus is not None:
@@ -306,7 +307,7 @@ def read_whole_thread(pick: Pick, whole: bool) -> None:
     write_choice(THREAD, WHOLE if whole else None)
 
 
-# -- the pages' other choices in the URL -------------------------------------------------------------------------------
+# -- the thread switch in the URL ------------------------------------------------------------------------------------
 def url_choice(name: str, parse: Callable[[str], T | None]) -> T | None:
     """The value the URL's parameter `name` names, parsed (None when `parse` refuses it), if the URL holds one this
     session did not write there itself (a pasted link, a new tab); None otherwise."""
@@ -316,36 +317,7 @@ def url_choice(name: str, parse: Callable[[str], T | None]) -> T | None:
     return parse(raw)
 
 
-def url_default(key: str, name: str, parse: Callable[[str], T | None], default: T) -> T:
-    """The default to draw widget `key` with: the URL's choice under `name` when a link brings a new one (also put in
-    the widget's state if the widget is already drawn in this session), else `default`."""
-    value = url_choice(name, parse)
-    if value is None:
-        return default
-    if key in st.session_state:
-        st.session_state[key] = value
-    return value
-
-
 def write_choice(name: str, value: str | None) -> None:
     """Put a page's choice in the URL under `name` (None: take it out), remembering it as this session's own."""
-    write_query((name,), {} if value is None else {name: value})
+    view.write_query((name,), {} if value is None else {name: value})
     st.session_state.setdefault(_CHOICES, {})[name] = value
-
-
-def int_in(options: Sequence[int]) -> Callable[[str], int | None]:
-    """A parser of a URL value into one of `options` (whole numbers), None for anything else."""
-    def parse(raw: str) -> int | None:
-        raw = raw.strip()
-        if raw.lstrip("-").isdigit() and int(raw) in options:
-            return int(raw)
-        return None
-    return parse
-
-
-def one_of(options: Sequence[str]) -> Callable[[str], int | None]:
-    """A parser of a URL value into the position of that name among `options` ("payments" → 2), None if absent."""
-    def parse(raw: str) -> int | None:
-        raw = raw.strip()
-        return list(options).index(raw) if raw in options else None
-    return parse

@@ -15,7 +15,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state
+from dashboard import narrative, state, view, views
 from dashboard.charts import attention as charts
 from dashboard.data import model, splits, ticket
 from dashboard.text import md_escape
@@ -374,6 +374,39 @@ def selection(event, part: str) -> list:
         return []
 
 
+def chart_cell(chart_key: str, event, fresh: bool, cell_key: str) -> None:
+    """Set the view's confusion cell (`cell_key`) from a click on the matrix drawn under `chart_key`; a matrix drawn
+    afresh keeps the view's cell (`view.selection_changed`)."""
+    picked = selection(event, charts.CONFUSION_PARAM)
+    chosen = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")} if picked else None
+    if view.selection_changed(chart_key, chosen, fresh):
+        st.session_state[cell_key] = chosen
+
+
+def typed_placeholder() -> str:
+    """The example in the "Write your own ticket" box: Larkfield's card charge on the default router, the start of a
+    real ticket of the router's own valid split on a team's router (its teams are not Larkfield's)."""
+    if model.router_name() == model.DEFAULT_ROUTER:
+        return "e.g. My card was charged twice for one order. Can you refund one?"
+    rows = splits.split_rows(splits.available()[0])
+    if not len(rows):
+        return "Paste a ticket as a customer wrote it."
+    words = str(rows.iloc[0]["text"]).split()
+    return "e.g. " + " ".join(words[:14]) + (" …" if len(words) > 14 else "")
+
+
+def copy_choice(widget_key: str, key: str) -> None:
+    """A widget's callback: keep its value under `key` too (a view's field that outlives the widget's own key)."""
+    st.session_state[key] = st.session_state[widget_key]
+
+
+def link_refusals(refused: Sequence[str], what: str = "the page") -> None:
+    """Say which of a link's values the page could not open (`View.restore`'s refusals), once."""
+    sentence = view.refused_sentence(refused, what)
+    if sentence:
+        st.warning(md_escape(sentence), icon=":material/link_off:")
+
+
 def csv_bytes(df: pd.DataFrame) -> bytes:
     """The table as UTF-8 CSV, no index column."""
     return df.to_csv(index=False).encode("utf-8")
@@ -447,8 +480,8 @@ def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
 
 
 # -- route interventions: one unit toggle per page, effects printed without "0.00" -------------------------------------
-PHRASE_SIGNALS_KEY = "phrase_signals"     # the switch's key; ?phrases=1 in the URL
-PHRASE_SIGNALS_ON = "on"
+PHRASE_SIGNALS_KEY = views.PHRASES_KEY    # the switch's key; ?phrases=1 in the URL (the Interpretation view)
+PHRASE_SIGNALS_ON = views.PHRASES_ON
 
 
 def _phrase_signals_switched(joining: Sequence[str], leaving: Sequence[str], single: Sequence[str]) -> None:
@@ -479,22 +512,18 @@ def phrase_signals_toggle(joining: Sequence[str] = (), leaving: Sequence[str] = 
     choice = st.segmented_control(
         "Phrase signals", ("off", PHRASE_SIGNALS_ON), key=PHRASE_SIGNALS_KEY, required=True,
         on_change=_phrase_signals_switched, args=(tuple(joining), tuple(leaving), tuple(single)),
-        default=state.url_default(PHRASE_SIGNALS_KEY, "phrases",
-                                  lambda raw: PHRASE_SIGNALS_ON if raw.strip() == "1" else None, "off"),
         help="Add two signals that score each token by its phrase: the phrase deleted, and its Shapley value over "
              "phrase coalitions (exact up to 10 phrases, else sampled). They join the charts and the agreement, "
              "ERASER and evidence tables.")
-    on = choice == PHRASE_SIGNALS_ON
-    state.write_choice("phrases", "1" if on else None)
-    return on
+    return choice == PHRASE_SIGNALS_ON
 
 
-def unit_toggle(key: str, team: str) -> str:
+def unit_toggle(team: str, key: str | None = None) -> str:
     """The effect unit of every intervention view below it (logit difference by default, or probability), and a
-    caption saying which one the page shows."""
-    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), default="logit_diff", key=key, required=True,
+    caption saying which one the page shows. Heads and Interpretation share one unit (their views' `UNIT_KEY`)."""
+    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), key=key or views.UNIT_KEY, required=True,
                                 format_func=narrative.UNIT_NAMES.__getitem__,
                                 help="Logit difference: log(p / (1 − p)) of the target team, which does not saturate "
-                                     "near 0 or 1. Probability: p(team) itself.") or "logit_diff"
+                                     "near 0 or 1. Probability: p(team) itself.") or views.UNIT_DEFAULT
     st.caption(md_escape(narrative.unit_sentence(unit, team)))
     return unit

@@ -6,10 +6,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboard import narrative, state, ui
+from dashboard import narrative, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import compare as cc
-from dashboard.data import compare
+from dashboard.data import compare, model
 from dashboard.text import md_escape
 from ticketnet.compare import head_changes
 
@@ -26,24 +26,20 @@ st.caption("Router A is the reference (the router in use), B the candidate (a re
 available = compare.names()
 if len(available) < 2:
     st.info("Only one router is available here, so there is nothing to compare it with. Train a second one with "
-            "`python -m ticketnet train --out routers/NAME` (add `--data export.csv` for your own tickets); every "
+            "`.venv/bin/python -m ticketnet train --out routers/NAME` (add `--data export.csv` for your own tickets); every "
             "folder under routers/ that holds a router.json is listed here.", icon=":material/info:")
     st.stop()
 
 
-def _router_name(raw: str) -> str | None:
-    return raw if raw in available else None
-
-
+default_a, default_b = compare.default_pair(available, model.router_name())
+routers_view = views.compare_routers(available, default_a, default_b)
+ui.link_refusals(routers_view.restore())
 pick_a, pick_b, pick_split = st.columns([2, 2, 1], vertical_alignment="bottom")
-default_a = state.url_default("cmp_a", "a", _router_name, available[0])
-a = pick_a.selectbox("Router A (reference)", available, index=available.index(default_a), format_func=compare.label,
-                     key="cmp_a")
-default_b = state.url_default("cmp_b", "b", _router_name, available[1])
-b = pick_b.selectbox("Router B (candidate)", available, index=available.index(default_b), format_func=compare.label,
-                     key="cmp_b")
-state.write_choice("a", a)
-state.write_choice("b", b)
+a = pick_a.selectbox("Router A (reference)", available, format_func=compare.label, key="cmp_a",
+                     help="By default the router the sidebar reads.")
+b = pick_b.selectbox("Router B (candidate)", available, format_func=compare.label, key="cmp_b",
+                     help="By default the next router that routes to the same teams as A.")
+routers_view.remember()
 
 if a == b:
     st.info(f"Router A and router B are both {md_escape(a)}: pick another router as B.", icon=":material/info:")
@@ -57,13 +53,13 @@ for name in (a, b):
 shared_splits = compare.shared_splits(a, b)
 if not shared_splits:
     st.info(f"{md_escape(a)} and {md_escape(b)} share no split: their data folders hold different tickets. Compare "
-            "routers trained on the same data, or compare these two on a labelled CSV with `python -m ticketnet "
+            "routers trained on the same data, or compare these two on a labelled CSV with `.venv/bin/python -m ticketnet "
             "compare A B --split file.csv`.", icon=":material/info:")
     st.stop()
-default_split = "test" if "test" in shared_splits else shared_splits[0]
-split = state.url_default("cmp_split", "split", lambda raw: raw if raw in shared_splits else None, default_split)
-split = pick_split.selectbox("Split", shared_splits, index=shared_splits.index(split), key="cmp_split")
-state.write_choice("split", split)
+split_view = views.compare_split(shared_splits)
+ui.link_refusals(split_view.restore())
+split = pick_split.selectbox("Split", shared_splits, key="cmp_split")
+split_view.remember()
 
 summary = compare.summary(a, b, split)
 if isinstance(summary, str):
@@ -136,11 +132,10 @@ counts = summary["flips"]
 st.caption(f"B fixed {counts['fixed']:,} tickets (A wrong, B right), broke {counts['broken']:,} (A right, B wrong); "
            f"{counts['both_wrong']:,} are wrong in both with different teams. Pick a row to see the ticket side by side.")
 
-url_ticket = state.url_choice("ticket", lambda raw: raw.strip() or None)
-if url_ticket is not None:
-    st.session_state["cmp_ticket"] = url_ticket
+ticket_view = views.compare_ticket(teams["shared"], KINDS, EVERY_TEAM)
+ui.link_refusals(ticket_view.restore())
 f_kind, f_team = st.columns([3, 2], vertical_alignment="bottom")
-kinds = f_kind.segmented_control("Kind", KINDS, selection_mode="multi", default=list(KINDS), key="cmp_kinds") or []
+kinds = f_kind.segmented_control("Kind", KINDS, selection_mode="multi", key="cmp_kinds") or []
 team_filter = f_team.selectbox("True team", [EVERY_TEAM, *teams["shared"]], key="cmp_team")
 shown = flips[flips["kind"].isin(kinds)]
 if team_filter != EVERY_TEAM:
@@ -159,10 +154,8 @@ if len(shown):
                              "confidence_b": st.column_config.NumberColumn("B confidence", format="%.3f"),
                              "team": st.column_config.TextColumn("true team")})
     rows = ui.selection(event, "rows")
-    seen = (table_key, tuple(rows))
-    if rows and st.session_state.get("_cmp_seen") != seen and rows[0] < len(shown):
+    if rows and view.selection_changed(table_key, tuple(rows), False) and rows[0] < len(shown):
         picked = st.session_state["cmp_ticket"] = shown.iloc[rows[0]]["ticket_id"]
-    st.session_state["_cmp_seen"] = seen
 elif len(flips):
     st.caption("No flip of this kind and team.")
 else:
@@ -170,10 +163,10 @@ else:
 
 ticket = compare.split_ticket(a, b, split, picked) if picked else None
 if picked and ticket is None:                  # from a link, or picked on another split or pair of routers
-    st.session_state.pop("cmp_ticket", None)
-    if url_ticket is not None:
-        st.caption(f"Ticket {md_escape(picked)} is not in the {split} split of these routers.")
-state.write_choice("ticket", ticket["ticket_id"] if ticket else None)
+    st.session_state["cmp_ticket"] = None
+    st.warning(f"Ticket {md_escape(picked)} is not in the {split} split of these routers: no ticket is shown side by "
+               "side.", icon=":material/link_off:")
+ticket_view.remember()
 
 # -- one ticket side by side ----------------------------------------------------------------------------------------------
 if ticket is not None:
@@ -206,24 +199,18 @@ if ticket is not None:
     blocks = list(range(1, min(ins_a.patterns.shape[0], ins_b.patterns.shape[0]) + 1))
     heads = list(range(1, min(ins_a.patterns.shape[1], ins_b.patterns.shape[1]) + 1))
     st.subheader("Attention of both routers, one head, one query row")
-    s_block, s_head, s_row = st.columns([1, 2, 2], vertical_alignment="bottom")
-    with s_block:
-        block = st.segmented_control("Block", blocks, default=state.url_default("cmp_block", "block",
-                                                                                state.int_in(blocks), 1),
-                                     key="cmp_block", required=True) or 1
-    with s_head:
-        head = st.segmented_control("Head", heads, default=state.url_default("cmp_head", "head", state.int_in(heads), 1),
-                                    key="cmp_head", required=True) or 1
     first_row = ui.default_query_row(tokens)
     labels = ui.token_choice_labels(tokens)
-    row_key = f"cmp_row_{tid}"
+    heads_view = views.compare_heads(tid, len(blocks), len(heads), n, first_row)
+    ui.link_refusals(heads_view.restore())
+    s_block, s_head, s_row = st.columns([1, 2, 2], vertical_alignment="bottom")
+    with s_block:
+        block = st.segmented_control("Block", blocks, key="cmp_block", required=True) or 1
+    with s_head:
+        head = st.segmented_control("Head", heads, key="cmp_head", required=True) or 1
     with s_row:
-        query_row = st.selectbox("Query row (the reading token)", range(n),
-                                 index=state.url_default(row_key, "row", state.int_in(range(n)), first_row),
-                                 format_func=labels.__getitem__, key=row_key)
-    state.write_choice("block", None if block == 1 else str(block))
-    state.write_choice("head", None if head == 1 else str(head))
-    state.write_choice("row", None if query_row == first_row else str(query_row))
+        query_row = st.selectbox("Query row (the reading token)", range(n), format_func=labels.__getitem__,
+                                 key=f"cmp_row_{tid}")
     if ins_a.patterns.shape[:2] != ins_b.patterns.shape[:2]:
         st.caption("The routers have different shapes: the same block and head number name different heads here.")
     pair = st.container(horizontal=True, gap="medium")
@@ -233,8 +220,8 @@ if ticket is not None:
                      title=f"{label} · block {block} · head {head}")
 
     st.subheader("Deletion effects of both routers")
-    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), default="logit_diff", key="cmp_unit",
-                                required=True, format_func=narrative.UNIT_NAMES.__getitem__) or "logit_diff"
+    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), key="cmp_unit", required=True,
+                                format_func=narrative.UNIT_NAMES.__getitem__) or views.UNIT_DEFAULT
     try:
         deletion = compare.deletion(a, b, ticket["text"], unit)
     except ValueError as exc:
@@ -264,6 +251,7 @@ if ticket is not None:
                                        f"{reading}."), width="content")
         else:
             tau_box.caption("τ is undefined: one router's deletions all move its score by the same amount.")
+    heads_view.remember()
 
 # -- per head across the split --------------------------------------------------------------------------------------------
 st.header("Per head, across the split", divider="gray")

@@ -7,24 +7,25 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import state, ui
+from dashboard import state, ui, view, views
 from dashboard.charts import corpus as corpus_charts
 from dashboard.data import corpus as corpus_data
 from dashboard.text import md_escape
 from ticketnet import DataError
 from ticketnet.interpret import DISAGREEMENT, ROLLOUT, TAU
 
-FOLDER_KEY = corpus_data.FOLDER_KEY
+FOLDER_KEY = views.CORPUS_FOLDER_KEY
 TABLE_KEY = "corpus_table"
 PICK_KEY = "corpus_pick_id"
 CONFUSION_KEY = "corpus_confusion"
 CONFUSION_RESET = "_corpus_confusion_reset"       # bumped to draw the matrix afresh, its selection cleared
+CELL_KEYS = {"true": views.CORPUS_CELL_TRUE, "predicted": views.CORPUS_CELL_PRED}
 # Widths of the ticket filters: each label and value whole on one line ("Predicted team", "any", "input order");
 # the row wraps where the window is narrow.
 FILTER_WIDTHS = (150, 150, 150, 140, 170, 230, 230, 230)
 
 st.title("Corpus")
-st.caption("A whole ticket stream, interpreted ticket by ticket on a Dask cluster (`python -m ticketnet scan`): where "
+st.caption("A whole ticket stream, interpreted ticket by ticket on a Dask cluster (`.venv/bin/python -m ticketnet scan`): where "
            "the router's attention goes across thousands of tickets, what deleting each word does, and which tickets "
            "to look at. Opening a scan reads only its aggregates; the ticket list is queried on disk as you filter.")
 
@@ -66,10 +67,12 @@ if not scans:
     st.stop()
 
 names = [str(p) for p in scans]
-corpus_data.restore_scan(names)                  # the scan a link names, or the session's
+scan_view = views.corpus_scan(names)
+ui.link_refusals(scan_view.restore())            # the scan a link names, or the session's
 folder = Path(st.selectbox("Scan", names, key=FOLDER_KEY, format_func=os.path.basename,
                            help=f"Finished scans under {corpus_data.scans_root()} (set TICKETNET_SCANS to look "
-                                "elsewhere); `python -m ticketnet scan INPUT --out FOLDER` makes one."))
+                                "elsewhere); `.venv/bin/python -m ticketnet scan INPUT --out FOLDER` makes one."))
+scan_view.remember()
 try:
     scan = corpus_data.open_scan(folder)
 except ValueError as exc:
@@ -89,7 +92,8 @@ st.caption(f"{summary['tickets']:,} tickets · level **{scan.level}**: {LEVEL_HA
 # under the other at 1000 px (st.columns squeezed the matrix, the scatter and the filters to unreadable widths).
 st.header("Summary", divider="gray")
 sorts = [s for s in corpus_data.SORTS if scan.level != "route" or "disagrees" not in s]
-corpus_data.restore_view(teams, sorts)           # the choices below: from a link, else kept for the session
+corpus_view = views.corpus(teams, sorts)
+ui.link_refusals(corpus_view.restore())          # the choices below: from a link, else kept for the session
 metrics = st.container(horizontal=True, gap="medium")
 metrics.metric("tickets", f"{summary['tickets']:,}", width="content")
 metrics.metric("accuracy", f"{summary['accuracy']:.3f}" if labelled else "no labels", width="content",
@@ -116,13 +120,18 @@ if labelled:
         fresh = confusion_key not in st.session_state            # drawn afresh: after another page, or a link
         event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
                                 on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
-    cell = corpus_data.confusion_cell(ui.selection(event, charts.CONFUSION_PARAM), fresh)
+    picked = ui.selection(event, charts.CONFUSION_PARAM)
+    if view.selection_changed(confusion_key, picked[0] if picked else None, fresh):
+        for part, key in CELL_KEYS.items():
+            st.session_state[key] = picked[0].get(part) if picked else None
+    kept_cell = {part: st.session_state.get(key) for part, key in CELL_KEYS.items()}
+    cell = kept_cell if all(kept_cell.values()) else None
 
 # -- the stored routing policy (scans of a router with one: the columns auto, team_set, set_size) ---------------
 policy = corpus_data.policy_summary(scan)
 if policy is not None:
     st.header("Routing policy", divider="gray")
-    st.markdown("The router had a stored routing policy (`python -m ticketnet policy`) when it made this scan: each "
+    st.markdown("The router had a stored routing policy (`.venv/bin/python -m ticketnet policy`) when it made this scan: each "
                 "ticket is auto-routed when its confidence clears its predicted team's threshold, and the rest go "
                 "to a person with their prediction set, the teams that hold the true one with the promised "
                 "probability on tickets like the validation split.")
@@ -182,8 +191,8 @@ with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
     others = corpus_data.comparable_scans(scan)
     if not others:
         st.info("No other finished scan of this input. Scan the same file with another router "
-                "(`python -m ticketnet scan INPUT --router DIR --out FOLDER`, or pick the router in the sidebar and scan "
-                "here) to see which tickets change team; `python -m ticketnet compare-scans A B` does the same on the "
+                "(`.venv/bin/python -m ticketnet scan INPUT --router DIR --out FOLDER`, or pick the router in the sidebar and scan "
+                "here) to see which tickets change team; `.venv/bin/python -m ticketnet compare-scans A B` does the same on the "
                 "command line.", icon=":material/info:")
     else:
         other_label = st.selectbox("Scan B (this scan is A)", list(others), key="corpus_compare_with")
@@ -248,30 +257,31 @@ disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, step=0.01, k
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
 sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
 has_doubt = labelled and corpus_data.has_label_confidence(scan)
-doubt = f[7].slider("Labels the router doubts", 0.0, 1.0, 1.0, step=0.01, key="corpus_doubt",
+doubt = f[7].slider("Labels the router doubts", 0.0, 1.0, step=0.01, key="corpus_doubt",
                     disabled=not has_doubt,
                     help="tickets whose given team the router gives a probability below this (1: every ticket)"
                     + ("" if has_doubt else "; this scan has no labels, or was made before scans carried it"))
-corpus_data.remember(names[0], teams[0])         # the choices above, kept and written to the URL
+corpus_view.remember()                           # the choices above, kept and written to the URL
 if cell:                                          # a confusion cell narrows the teams, as on the Tickets page
     pred, true = cell.get("predicted", pred), cell.get("true", true)
     st.caption(f"Confusion cell: true {md_escape(true)} → predicted {md_escape(pred)} (double-click the cell, or "
                "clear it here)")
     if st.button("Clear the confusion filter", icon=":material/filter_alt_off:", key="corpus_clear_cell",
                  width="content"):
-        corpus_data.clear_confusion_cell()
+        for key in CELL_KEYS.values():
+            st.session_state[key] = None
         st.session_state[CONFUSION_RESET] = st.session_state.get(CONFUSION_RESET, 0) + 1
         st.rerun()
 filters = corpus_data.Filters(token=token or "", team="" if pred == corpus_data.ANY else pred,
                               label="" if true == corpus_data.ANY else true, misrouted=bool(misrouted),
                               confidence=tuple(conf), disagreement=tuple(disagree), sort=sort,
                               label_confidence_below=float(doubt) if has_doubt else 1.0)
-view, total = corpus_data.tickets(scan, filters)
-st.caption(f"{total:,} of {summary['tickets']:,} tickets match" + (f"; the first {len(view):,} are listed"
-                                                                     if total > len(view) else "")
+listed, total = corpus_data.tickets(scan, filters)
+st.caption(f"{total:,} of {summary['tickets']:,} tickets match" + (f"; the first {len(listed):,} are listed"
+                                                                     if total > len(listed) else "")
            + " · click a row to pick that ticket for the Heads and Interpretation pages")
 
-event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun", selection_mode="single-row",
+event = st.dataframe(listed, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun", selection_mode="single-row",
                      hide_index=True, width="stretch", height=420, column_config={
                          "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
                          "text": st.column_config.TextColumn("text", width="large"),
@@ -286,7 +296,7 @@ event = st.dataframe(view, key=f"{TABLE_KEY}_{hash(filters)}", on_select="rerun"
                              "set aside", help="characters of quoted history, forwarded chain or signature the "
                                                "router did not read (0: it read the whole ticket)")})
 rows = ui.selection(event, "rows")
-ids = view["ticket_id"].tolist()
+ids = listed["ticket_id"].tolist()
 chosen = ids[rows[0]] if rows and rows[0] < len(ids) else None
 by_id = st.selectbox("…or pick by id", ["—", *ids], key=PICK_KEY, help="the tickets listed above")
 if chosen is None and by_id != "—":

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state, ui
+from dashboard import narrative, state, ui, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits
+from dashboard.narrative import interventions as intervention_words
 from dashboard.text import md_escape
 from ticketnet.interpret import support_title
 
@@ -33,24 +34,20 @@ with st.container(border=True):
 
 text_key = pick.text_key
 blocks = list(range(1, n_blocks + 1))
+labels = ui.token_choice_labels(tokens)
+first_row = ui.default_query_row(tokens)
+heads_view = views.heads(text_key, n_blocks, n_heads, len(tokens), first_row)
+ui.link_refusals(heads_view.restore())
+row_key = f"query_row_{text_key}"
 # The block picker's column grows with its buttons: at [1, 3, 2] a 1,000 px window cut the second one off.
 c1, c2, c3 = st.columns([0.75 * max(2, len(blocks)), 3, 2], gap="medium")
 with c1:
-    block = st.segmented_control("Block", blocks, default=state.url_default("block", "block", state.int_in(blocks), 1),
-                                 key="block", required=True,
-                                 help="Block 1 reads the token embeddings; block 2 reads block 1's output.")
-    block = block or 1
-    state.write_choice("block", None if block == 1 else str(block))
+    block = st.segmented_control("Block", blocks, key="block", required=True,
+                                 help="Block 1 reads the token embeddings; block 2 reads block 1's output.") or 1
 with c2:
-    labels = ui.token_choice_labels(tokens)
-    first_row = ui.default_query_row(tokens)
-    query_row = st.selectbox("Query row (the reading token)", range(len(tokens)),
-                             index=state.url_default(f"query_row_{text_key}", "row", state.int_in(range(len(tokens))),
-                                                     first_row),
-                             format_func=labels.__getitem__, key=f"query_row_{text_key}",
-                             help="Default: the first 'not' (negations are where routing is hard), else the first "
-                                  "token.")
-    state.write_choice("row", None if query_row == first_row else str(query_row))
+    query_row = st.selectbox("Query row (the reading token)", range(len(tokens)), format_func=labels.__getitem__,
+                             key=row_key, help="Default: the first 'not' (negations are where routing is hard), "
+                                               "else the first token.")
 with c3:
     importance = splits.head_importance("valid")
     if importance is None:
@@ -107,7 +104,7 @@ n_tokens = len(tokens)
 st.header("Interventions: cut an edge, switch a head off", divider="gray")
 st.caption("Attention weights say where a head reads; these views change the run and measure what the prediction "
            "loses. Each section computes when it is opened.")
-unit = ui.unit_toggle("heads_unit", team)
+unit = ui.unit_toggle(team)
 
 knockout_section = st.expander("Cutting attention edges: does the weight matter?", key="open_knockout",
                                on_change="rerun", icon=":material/content_cut:")
@@ -117,9 +114,14 @@ with knockout_section:
                    f"ticket routed again: the edge's support for {md_escape(team)}, the predicted team, is the "
                    "ticket's score minus the score with the edge cut. A heavy edge with no support was weight without effect.")
         row_peaks = W[:, query_row, :].max(dim=-1).values                 # (h,) each head's largest weight on this row
-        default_head = int(row_peaks.argmax()) if n_tokens > 1 else 0
-        ko_head = st.selectbox("Head to cut", range(n_heads), index=default_head, format_func=narrative.head_name,
-                               key=f"ko_head_{text_key}_{block}_{query_row}",
+        # The head picked (the view's, from a pick or a link) on every row; until one is picked, each row offers
+        # its heaviest head.
+        picked_head = st.session_state.get("ko_head")
+        row_head_key = f"ko_head_{text_key}_{block}_{query_row}"
+        ko_head = st.selectbox("Head to cut", range(n_heads), format_func=narrative.head_name, key=row_head_key,
+                               index=picked_head if picked_head is not None else
+                               int(row_peaks.argmax()) if n_tokens > 1 else 0,
+                               on_change=ui.copy_choice, args=(row_head_key, "ko_head"),
                                help="Default: the head that puts the largest weight on one token of this row.")
         ko = interventions.knockout_row(pick.text, block - 1, ko_head, query_row, target, pick.whole_thread)
         ko_tau = ko.tau(unit)
@@ -129,8 +131,8 @@ with knockout_section:
         st.markdown(md_escape(narrative.knockout_sentence(tokens, query_row, ko_head + 1, block, ko.weights,
                                                           ko.support[unit], ko_tau, unit, team)))
         st.metric("Kendall τ, weight against support (this row)", narrative.tau_text(ko_tau))
-        found = interventions.edge_rows(ko, tokens, unit, team)
-        quiet = interventions.edge_note(ko, unit, team)
+        found = intervention_words.edge_rows(ko, tokens, unit, team)
+        quiet = intervention_words.edge_note(ko, unit, team)
         if quiet:
             st.caption(md_escape(quiet))
         if len(found):
@@ -180,3 +182,5 @@ with ablation_section:
         ablated = interventions.ablation(pick.text, target, mode, pick.whole_thread)
         ui.chart(ic.ablation_grid, ablated, unit, team)
         st.markdown(md_escape(narrative.ablation_sentence(ablated, unit, team, mode)))
+
+heads_view.remember()

@@ -7,10 +7,11 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state, ui
+from dashboard import narrative, state, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits, ticket
+from dashboard.narrative import interventions as intervention_words
 from dashboard.text import md_escape
 from ticketnet.interpret import (
     PHRASE_RULE, PHRASE_SHAPLEY_SAMPLES, aopc, chance_band, mean_aopc, removal_support, signals, suggest_edit,
@@ -22,6 +23,7 @@ ERASER_DEFAULT = signals.names((signals.REMOVAL, signals.ROLLOUT, signals.mean_a
                                 signals.INTEGRATED_GRADIENTS, signals.RANDOM))
 SPLIT_PANEL_PX = 420                 # two of them and the gap fit the main column at 1366 px, one at 1000 px
 REMOVAL, UNK, IG = signals.REMOVAL.name, signals.UNK_REPLACEMENT.name, signals.INTEGRATED_GRADIENTS.name
+UNIT_SHORT = {"prob": "p", "logit_diff": "log-odds"}
 
 st.title("Interpretation")
 st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here by "
@@ -39,12 +41,13 @@ with st.container(border=True):
     ui.notices(ins.encoded)
 
 predicted = int(ins.predicted)
+interp_view = views.interpretation(text_key, teams, predicted, {
+    "signals_shown": list(ATTENTION_SIGNALS_DEFAULT),
+    "eraser_signals": [*ERASER_DEFAULT, *signals.PHRASE_SIGNALS]}, signals.ROLLOUT.name)
+ui.link_refusals(interp_view.restore())
 t1, t2 = st.columns([2, 3], vertical_alignment="bottom")      # the target label and team whole at 1000 px
 target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
-                      index=state.url_default(f"target_{text_key}", "target", state.one_of(teams), predicted),
-                      format_func=partial(narrative.team_option, teams, predicted),
-                      key=f"target_{text_key}")
-state.write_choice("target", None if target == predicted else teams[target])
+                      format_func=partial(narrative.team_option, teams, predicted), key=f"target_{text_key}")
 with t2:
     with_phrases = ui.phrase_signals_toggle(("eraser_signals",), ("signals_shown",), ("focus_signal",))
 ti = ticket.interpretation(pick.text, target, pick.evidence, pick.whole_thread, with_phrases)
@@ -55,7 +58,7 @@ if ti.note:
 
 signal_names = [s for s in ti.signals if s not in signals.names(signals.EFFECTS)]
 has_effect = REMOVAL in ti.per_token.columns
-unit = ui.unit_toggle("interp_unit", team)         # one unit for every effect on the page, token to phrase
+unit = ui.unit_toggle(team)                        # one unit for every effect on the page, token to phrase
 unit_name = narrative.UNIT_NAMES[unit]
 support = support_title(unit, team)
 shown_tokens = ti.per_token
@@ -67,8 +70,8 @@ if has_effect:                                     # the token effects in the un
 
 # -- per-token effect beside attention --------------------------------------------------------------------------
 st.header("What each token does, beside what attention says", divider="gray")
-chosen = st.multiselect("Attention and gradient signals to show beside the effects", signal_names,
-                        default=[s for s in ATTENTION_SIGNALS_DEFAULT if s in signal_names], key="signals_shown",
+view.allow("signals_shown", signal_names, [])
+chosen = st.multiselect("Attention and gradient signals to show beside the effects", signal_names, key="signals_shown",
                         help="b1 h2 = block 1, head 2: the mean weight each token receives from all reading tokens. "
                              "mean attention = the same averaged over the block's heads. rollout = attention "
                              "followed through both blocks with the residual stream (Abnar & Zuidema 2020). "
@@ -78,7 +81,14 @@ if has_effect:
                f"the score); blue: it works against {md_escape(team)}. Both in {md_escape(support)}. TV = total "
                "variation, how much of the whole team distribution moves, any direction.")
     effects = [REMOVAL, UNK, signals.REMOVAL_TV.name]
-    ui.chart(charts.removal_chart, shown_tokens, effects, chosen, support)
+    # The effects and the signals as two charts of one column each: side by side where the window has room (1366
+    # px), one under the other at 1000 px, every panel wide enough for its whole title.
+    pair = st.container(horizontal=True, gap="medium")
+    with pair.container(width="content"):
+        ui.chart(charts.removal_chart, shown_tokens, effects, [], support)
+    if chosen:
+        with pair.container(width="content"):
+            ui.chart(charts.removal_chart, shown_tokens, [], chosen, support)
     shift = narrative.position_effect_message(
         narrative.position_effect(ti.per_token[REMOVAL], ti.per_token[UNK]), team) \
         if UNK in ti.per_token.columns else None
@@ -89,9 +99,8 @@ else:
 if IG in chosen:
     st.caption(md_escape(narrative.ig_completeness(ti.ig.change, ti.ig.delta, ti.ig.steps, team)))
 
-focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names,
-                     index=signal_names.index(signals.ROLLOUT.name) if signals.ROLLOUT.name in signal_names else 0,
-                     key="focus_signal")
+view.allow("focus_signal", signal_names, signals.ROLLOUT.name)
+focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names, key="focus_signal")
 if has_effect:
     ui.chart(charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
              title=f"text coloured by {support}, from deleting each token (red: helps)", diverging=True)
@@ -130,36 +139,37 @@ if has_effect:
                                                                "among the 3 with the largest removal effect")})
         ui.csv_download(agreement, "agreement (CSV)", f"ticketnet_{pick.label}_agreement.csv", key="dl_agreement")
     with a2:
-        found = ti.disagreements(focus, k=3)
+        found = ti.disagreements(focus, k=3, unit=unit)       # in the page's unit, as the bars above
+        score = narrative.score_name(team, unit)
         st.caption(md_escape(
-            f"High effect: deleting the token moves p({team}) by at least {narrative.fmt(found.high_effect)}, the "
-            f"larger of {narrative.fmt(narrative.SMALL_EFFECT)} and half this ticket's largest change "
+            f"High effect: deleting the token moves {score} by at least {narrative.fmt(found.high_effect)}, the "
+            f"larger of {narrative.fmt(narrative.SMALL_EFFECTS[unit])} and half this ticket's largest change "
             f"({narrative.fmt(found.largest_effect)}); low effect: under {narrative.fmt(found.low_effect)}. "
             f"High {focus}: the top third of this ticket's tokens; low: the bottom half."))
         for rows_found, heading, empty in (
                 (found.high_signal_low_effect, f"High {focus}, low effect",
                  f"none: every token {focus} ranks high also has an effect"),
                 (found.low_signal_high_effect, f"Low {focus}, high effect",
-                 f"none: no token's deletion moves p({team}) by {narrative.fmt(found.high_effect)} or more"
+                 f"none: no token's deletion moves {score} by {narrative.fmt(found.high_effect)} or more"
                  if found.largest_effect < found.high_effect else
                  f"none: {focus} ranks every high-effect token in its top half")):
             st.markdown(f"**{md_escape(heading)}**")
-            removal_header = f"deleted: {support_title('prob', team)}"     # the thresholds above are in p(team)
+            removal_header = f"deleted: {support}"                # the thresholds above are in the page's unit
             rows = pd.DataFrame(rows_found, columns=["position", "token", focus, removal_header])
             if len(rows):
                 st.dataframe(narrative.tidy_numbers(rows, 3), hide_index=True, width="stretch", column_config={
                     focus: st.column_config.NumberColumn(format="%.3f"),
                     # A short label: a header as long as the title widens the column past the table's edge, and
                     # its right-aligned numbers go out of sight.
-                    removal_header: st.column_config.NumberColumn("deleted: support (p)", format="%.3f",
+                    removal_header: st.column_config.NumberColumn(f"deleted: support ({UNIT_SHORT[unit]})", format="%.3f",
                                                                   help=removal_header)})
             else:
                 st.caption(md_escape(empty))
 
     # -- what this shows --------------------------------------------------------------------------------------------
     st.subheader("What this shows, and what it does not")
-    lines = narrative.statements(ti.per_token, ti.patterns, ti.tokens, team, ui.default_query_row(ti.tokens),
-                                 ti.agreement, ti.random_tau, signal=focus)
+    lines = narrative.statements(shown_tokens, ti.patterns, ti.tokens, team, ui.default_query_row(ti.tokens),
+                                 ti.agreement, ti.random_tau, signal=focus, unit=unit)
     st.markdown("\n".join(f"- {md_escape(s)}" for s in lines))
 
     # -- ERASER -------------------------------------------------------------------------------------------------------
@@ -171,8 +181,8 @@ if has_effect:
     # Phrase deletion and phrase Shapley are token signals of the interpretation (each token carries its phrase's
     # score), beside the single-token ones: the same rows the split-wide run averages (docs/model-card.md).
     e_options = sorted([*ti.signals, signals.RANDOM.name])
-    e_signals = st.multiselect("Signals (each one chosen is scored)", e_options, key="eraser_signals",
-                               default=[s for s in (*ERASER_DEFAULT, *signals.PHRASE_SIGNALS) if s in e_options])
+    view.allow("eraser_signals", e_options, [])
+    e_signals = st.multiselect("Signals (each one chosen is scored)", e_options, key="eraser_signals")
     if not e_signals:
         st.info("Choose at least one signal to score.", icon=":material/checklist:")
     else:
@@ -249,7 +259,7 @@ with contrast_section:
                 st.caption(md_escape(narrative.patching_intro(cp.values_a[unit], cp.values_b[unit], unit, team)))
                 change = cp.values_b[unit] - cp.values_a[unit]
                 flips = int(ins.probs.argmax()) != int(ins_b.probs.argmax())
-                caveat = interventions.share_note(change, unit, team, flips)
+                caveat = intervention_words.share_note(change, unit, team, flips)
                 if caveat:
                     st.warning(md_escape(caveat), icon=":material/warning:")
                 gaps = narrative.unaligned_sentence(cp.tokens_a, cp.tokens_b, cp.alignment.a_to_b(),
@@ -351,3 +361,5 @@ with s2:
         ui.chart(charts.mean_eraser_chart, means, list(signals.ERASER_METRICS))
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_split_interp")
+
+interp_view.remember()

@@ -27,7 +27,7 @@ projection = controls.segmented_control(
          "together (seeded, so the same every time; slower, computed once per router and split).") or "PCA"
 with st.spinner(f"Mapping the {split} split by {projection} (once per router and split)…"):
     table = ticketmap.split_map(split, projection)
-table, label_source = ticketmap.with_label_quality(table, split)
+table, label_source = ticketmap.with_label_quality(table, split, st.session_state.get("labels_source"))
 options = charts.colourings(table)
 label = controls.container(width=220).selectbox("Colour by", [c.label for c in options], key="map_colour")
 colouring = next((c for c in options if c.label == label), options[0])

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import ui
+from dashboard import ui, views
 from dashboard.charts import policy as policy_charts
 from dashboard.data import policy as policy_data
+from dashboard.narrative import policy as policy_words
 from dashboard.text import md_escape
 
 MESSAGES_SHOWN = 3               # per-team messages in the warning; a 12-team router's others fold away
@@ -26,7 +27,8 @@ st.caption("Which tickets may skip the human triage queue. One confidence thresh
 
 on_splits = policy_data.eval_splits()
 teams = list(policy_data.teams())
-policy_data.restore(on_splits)
+policy_view = views.policy(on_splits)
+ui.link_refusals(policy_view.restore())
 
 # -- the choices --------------------------------------------------------------------------------------------------
 controls = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
@@ -65,7 +67,7 @@ if kind == policy_data.PRECISION:
                                   "best guess, which new tickets miss about half the time. 90 % or 95 %: only "
                                   "thresholds at which valid shows the target with that probability (exact binomial "
                                   "tests); teams valid cannot vouch for go to a person.")
-chosen = policy_data.remember()
+chosen = policy_view.remember()
 delta = policy_data.guarantee(kind, chosen["policy_vouch"])
 
 fitted = policy_data.thresholds(kind, value, delta)
@@ -86,7 +88,14 @@ if not fitted.reached:
 elif fitted.messages:
     st.caption(" · ".join(md_escape(m) for m in fitted.messages))
 
+with st.expander("What “Vouch for it” and α mean", icon=":material/help:"):
+    st.markdown(md_escape(policy_words.VOUCH_WORDS) + "\n\n" + md_escape(policy_words.ALPHA_WORDS))
+
 results = {split: policy_data.report(kind, value, split, delta) for split in on_splits}
+for sentence in policy_words.target_warnings(kind, value, results,
+                                             {split: policy_data.curves(split)[0] for split in on_splits},
+                                             vouched=delta is not None):
+    st.warning(md_escape(sentence), icon=":material/report:")
 try:
     set_results, sets_problem = {split: policy_data.sets(alpha, method, split)[0] for split in on_splits}, None
 except ValueError as exc:                        # valid too small for this α, or APS on two teams
@@ -97,25 +106,25 @@ st.header("What this policy does", divider="gray")
 headline = st.container(horizontal=True, gap="medium")
 for split in on_splits:
     overall = results[split]["overall"]
-    headline.metric(f"automation rate · {split}", policy_data.percent(overall["coverage"]["value"]), width="content",
+    headline.metric(f"automation rate · {split}", policy_words.percent(overall["coverage"]["value"]), width="content",
                     help=f"{overall['auto_routed']:,} of {overall['n']:,} tickets auto-routed; 95 % interval "
-                         f"{policy_data.interval_text(overall['coverage'], percent=True)}")
-    headline.metric(f"misroutes per 10,000 · {split}", policy_data.count(overall["misroutes_per_10000"]["value"]),
+                         f"{policy_words.interval_text(overall['coverage'], percent=True)}")
+    headline.metric(f"misroutes per 10,000 · {split}", policy_words.count(overall["misroutes_per_10000"]["value"]),
                     width="content",
                     help=f"misrouted auto-routed tickets per 10,000 incoming ones ({overall['misroutes']:,} on the "
                          f"{overall['n']:,} tickets); 95 % interval "
-                         f"{policy_data.interval_text(overall['misroutes_per_10000'])}")
-st.dataframe(policy_data.results_table(results), hide_index=True, width="stretch")
+                         f"{policy_words.interval_text(overall['misroutes_per_10000'])}")
+st.dataframe(policy_words.results_table(results), hide_index=True, width="stretch")
 
 st.subheader("Prediction sets")
 if sets_problem:
     st.warning(f"No prediction sets at these settings: {md_escape(sets_problem)}.", icon=":material/block:")
 else:
-    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {policy_data.percent(1 - alpha, 0)} for "
+    st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {policy_words.percent(1 - alpha, 0)} for "
                "tickets drawn like valid's (split-conformal, calibrated on valid); the share measured on each split "
                "is shown with its Wilson 95 % interval.")
-    st.dataframe(policy_data.sets_table(set_results, alpha), hide_index=True, width="stretch")
-    for note in policy_data.coverage_notes(set_results, alpha):
+    st.dataframe(policy_words.sets_table(set_results, alpha), hide_index=True, width="stretch")
+    for note in policy_words.coverage_notes(set_results, alpha):
         st.info(md_escape(note), icon=":material/info:")
 
 # -- where it sits ------------------------------------------------------------------------------------------------
@@ -129,14 +138,15 @@ areas = policy_data.curves(split)[2]
 figures = st.container(horizontal=True, gap="large")
 with figures.container(width="content"):
     point = policy_data.operating_point(results[split])
-    curves_table = policy_data.curves_table(split)
+    curve, reference, _areas = policy_data.curves(split)
+    curves_table = policy_charts.curves_frame(curve, reference)
     draw(policy_charts.risk_coverage_template, (curves_table, policy_charts.risk_top(curves_table, point),
                                                 f"risk–coverage on {split}"),
          {policy_charts.POINT_DATA: policy_charts.point_frame(point)})
 if set_results:
     with figures.container(width="content"):
         ui.chart(policy_charts.set_size_chart, policy_charts.set_size_frame(set_results))
-st.caption(md_escape(policy_data.area_sentence(areas))
+st.caption(md_escape(policy_words.area_sentence(areas))
            + (f" Set sizes: {policy_data.METHODS[method]} sets at α = {alpha:g}, calibrated on valid." if set_results
               else ""))
 
@@ -147,7 +157,7 @@ draw(policy_charts.team_thresholds_template,
      (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line), target_line is not None,
       policy_charts.threshold_low(per_team)),
      policy_charts.team_thresholds_data(per_team, target_line))
-st.dataframe(policy_data.per_team_table(per_team, stored if not isinstance(stored, str) else None),
+st.dataframe(policy_words.per_team_table(per_team, stored if not isinstance(stored, str) else None),
              hide_index=True, width="stretch")
 
 # -- the stored policy ----------------------------------------------------------------------------------------------
@@ -155,14 +165,15 @@ if isinstance(stored, str):
     st.warning(md_escape(stored), icon=":material/error:")
 elif stored is not None:
     st.header("The router's stored policy", divider="gray")
-    st.caption(md_escape(policy_data.stored_sentence(stored)) + " `predict` and `scan` use it for their `auto` and "
+    st.caption(md_escape(policy_words.stored_sentence(stored)) + " `predict` and `scan` use it for their `auto` and "
                "`team_set` columns.")
-    st.dataframe(policy_data.comparison_table(stored, results, set_results, on_splits), hide_index=True,
+    stored_results = {split: policy_data.stored_results(split) for split in on_splits}
+    st.dataframe(policy_words.comparison_table(results, set_results, stored_results), hide_index=True,
                  width="stretch")
     st.button("Set the sliders to the stored policy", icon=":material/settings_backup_restore:",
-              key="policy_adopt_stored", on_click=policy_data.adopt_stored, args=(stored,))
+              key="policy_adopt_stored", on_click=views.adopt_stored_policy, args=(stored,))
 else:
-    st.caption("This router has no stored policy: `python -m ticketnet policy --router DIR --precision 0.98 "
+    st.caption("This router has no stored policy: `.venv/bin/python -m ticketnet policy --router DIR --precision 0.98 "
                "--alpha 0.05` stores one in its router.json, and `predict` and `scan` then add `auto` and "
                "`team_set` columns.")
 

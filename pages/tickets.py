@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import filters, state, ui
+from dashboard import filters, state, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.data import model, splits
 from dashboard.text import md_escape
@@ -40,10 +40,6 @@ st.title("Tickets")
 st.caption("Pick a ticket by clicking its row, or write your own. The picked ticket follows you to the Heads and "
            "Interpretation pages and lives in the URL, so a link opens the same ticket.")
 
-notice = state.url_notice()
-if notice:
-    st.warning(notice, icon=":material/link_off:")
-
 card = model.card()                           # no model: a restart draws this page before torch has loaded
 teams = list(card.teams)
 take_table_pick()
@@ -60,7 +56,7 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
     with st.form("write_ticket", border=False):
         typed = st.text_area("Ticket text", value=state.custom_text(), height=110,
                              max_chars=state.TYPED_MAX_CHARS,
-                             placeholder="e.g. My card was charged twice for one order. Can you refund one?",
+                             placeholder=ui.typed_placeholder(),
                              help=f"The router reads the first {card.max_len} tokens (words, numbers and each "
                                   "punctuation mark). Shown as plain text, never as HTML.")
         submitted = st.form_submit_button("Route this ticket", icon=":material/send:", type="primary")
@@ -78,8 +74,10 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
 
 # -- a split: quality and the table ---------------------------------------------------------------------------
 st.header("Tickets of a split", divider="gray")
-filters.restore(splits.available(), teams)      # filters, sort and split survive a visit to another page
+tickets_view = views.tickets(splits.available(), teams)
+ui.link_refusals(tickets_view.restore())      # filters, sort and split survive a visit to another page
 split = st.segmented_control("Split", splits.available(), key="split", required=True,
+                             on_change=filters.clear_confusion_cell,      # a cell belongs to its split
                              help="valid: used to pick the best epoch; test: held out; train: what the router "
                                   "learnt from")
 split = split or "valid"
@@ -115,11 +113,11 @@ with q_left:
     ui.csv_download(per_team, "per-team metrics (CSV)", f"ticketnet_{split}_per_team.csv", key="dl_per_team")
 with q_right:
     st.subheader("Confusion matrix")
-    confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get('_confusion_reset', 0)}"
-    returning = confusion_key not in st.session_state          # drawn afresh: another page ran in between
+    confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get(filters.CONFUSION_RESET, 0)}"
+    fresh = confusion_key not in st.session_state              # drawn afresh: another page ran, or a link
     event = ui.selectable_chart(charts.confusion_chart, summary["confusion"], teams, key=confusion_key,
                                 selection_mode=charts.CONFUSION_PARAM)
-    cell = filters.confusion_cell(split, ui.selection(event, charts.CONFUSION_PARAM), returning)
+    ui.chart_cell(confusion_key, event, fresh, filters.CELL_KEY)
 
 # -- filters ----------------------------------------------------------------------------------------------------
 interp = splits.split_interpretation(split)
@@ -129,53 +127,55 @@ f1, f2, f3, f4, f5, f6, f7 = (filter_row.container(width=w) for w in (140, 150, 
 f1.selectbox("True team", ["any", *teams], key="true_filter")
 f2.selectbox("Predicted team", ["any", *teams], key="pred_filter")
 patterns = sorted(p for p in table["pattern"].unique() if p)
-filters.allow("pattern_filter", patterns)
+view.allow("pattern_filter", patterns, [])
 if patterns:
     f3.multiselect("Pattern", patterns, key="pattern_filter", placeholder="any")
 f4.toggle("Misrouted only", key="misrouted")
 f5.slider("Confidence", 0.0, 1.0, step=0.01, key="confidence_range")
-f6.text_input("Search id or text", key=SEARCH_KEY, placeholder="e.g. T-65052 or refund")
+f6.text_input("Search id or text", key=SEARCH_KEY,
+              placeholder=f"e.g. {table['ticket_id'].iloc[0]}" if len(table) else "a ticket id or a word")
 sorts = list(filters.SORTS if interp is not None else filters.SORTS[:-1])
-filters.allow("sort_by", sorts)
+view.allow("sort_by", sorts, filters.SORTS[0])
 f7.selectbox("Sort by", sorts, key="sort_by", help="Kept with the filters when you visit another page. Column "
              "headers also sort the table, for this view only.")
-filters.remember(cell)
-chosen = filters.kept()
+chosen = tickets_view.remember()
+cell = chosen[filters.CELL_KEY]
 
-view = filters.apply(table, chosen, cell)
+rows = filters.apply(table, chosen, cell)
 if interp is not None:
     per_ticket = pd.DataFrame({DISAGREEMENT: values_of(interp, DISAGREEMENT, ROLLOUT.name),
                                TAU_ROLLOUT: values_of(interp, TAU, ROLLOUT.name)}).reset_index()
-    view = view.merge(per_ticket, on="ticket_id", how="left")
-view = filters.sort(view, chosen["sort_by"])
+    rows = rows.merge(per_ticket, on="ticket_id", how="left")
+rows = filters.sort(rows, chosen["sort_by"])
 
 # The essentials first (id, true and predicted team, confidence), so a narrow window shows them without scrolling
 # the table sideways; a split's interpretation adds its two columns after them, before the text.
 columns = ["ticket_id", "team", "predicted", "confidence", "correct", "text", "tokens", "pattern"]
 if interp is not None:
     columns[5:5] = [DISAGREEMENT, TAU_ROLLOUT]
-if "set_aside_chars" in view.columns:              # routed tables written since threads are split (issue 28)
+if "set_aside_chars" in rows.columns:              # routed tables written since threads are split
     columns.insert(columns.index("tokens") + 1, "set_aside_chars")
-view = view[columns].reset_index(drop=True)
+# A column the router's data leaves empty (a team's export has no generator pattern) is left out, not shown blank.
+columns = [c for c in columns if c not in ("pattern", "set_aside_chars") or rows[c].astype(bool).any()]
+rows = rows[columns].reset_index(drop=True)
 
-status = f"{len(view)} of {len(table)} tickets"
+status = f"{len(rows)} of {len(table)} tickets"
 if cell:
     status += f" · confusion cell: true {cell.get('true')} → predicted {cell.get('predicted')}"
 s1, s2 = st.columns([4, 1])
 s1.caption(md_escape(status) + " · click a row to pick that ticket; click a column header to sort")
 if cell and s2.button("Clear the confusion filter", icon=":material/filter_alt_off:"):
     filters.clear_confusion_cell()
-    st.session_state["_confusion_reset"] = st.session_state.get("_confusion_reset", 0) + 1
     st.rerun()
 
 # Show the picked ticket as the selected row if it is in view.
-shown_ids = view["ticket_id"].tolist()
+shown_ids = rows["ticket_id"].tolist()
 st.session_state[_SHOWN_IDS] = shown_ids
 picked_pos = [shown_ids.index(pick.ticket_id)] if pick.ticket_id in shown_ids else []
 st.session_state[TABLE_KEY] = {"selection": {"rows": picked_pos, "columns": []}}
 st.session_state[_APPLIED] = picked_pos
 
-picked_row = view.iloc[picked_pos[0]].to_dict() if picked_pos else None
+picked_row = rows.iloc[picked_pos[0]].to_dict() if picked_pos else None
 ui.explain_links(pick, picked_row)
 
 config = {
@@ -203,12 +203,12 @@ config = {
                                                help="Kendall τ between attention rollout and the removal effect"),
 }
 st.space("small")                # room for the table's hover toolbar, which floats above the table's top edge
-st.dataframe(view, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
+st.dataframe(rows, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
              column_config=config, width="stretch", height=460)
 
 d1, d3 = st.columns([2, 3])                    # the download label whole at 1000 px ("these tick…" in a quarter)
 with d1:
-    ui.csv_download(view, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
+    ui.csv_download(rows, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 
 with d3:
     ui.split_status(split, "interpret", "Split interpretation")

@@ -129,3 +129,99 @@ def test_the_checker_sees_a_cycle_and_a_forbidden_import(tmp_path):
     fake = tmp_path / "fake.py"
     fake.write_text("def f():\n    import streamlit as st\n    from ticketnet.bench import cases\n")
     assert {"streamlit", "ticketnet.bench.cases"} <= imports(fake, {"ticketnet.bench.cases"})
+
+
+# -- the dashboard: the same floor plan, one storey up -----------------------------------------------------------------
+DASHBOARD = ROOT / "dashboard"
+# Read bottom-up. `text` (safe Markdown, numbers) and `view` (choices in the session and the URL) know nothing of
+# tickets; `data/` holds cached computations on the library and never reads a session; `charts/` builds charts from
+# plain tables and reads no data; `narrative`, `filters`, `state`, `router_choice`, `views` and `ui` sit above both;
+# `server/` watches sessions and the heap; the entry points (`app`, `__main__`, `team`) and the pages may use
+# everything. The library (ticketnet) may be read from every part but `view`.
+DASHBOARD_MAY_IMPORT: dict[str, set[str]] = {
+    "__init__": set(),
+    "text": set(),
+    "view": set(),
+    "data": {"data", "text"},
+    "charts": {"charts", "text"},
+    "narrative": {"narrative", "data", "charts", "text"},
+    "filters": {"view", "text"},
+    "state": {"view", "data", "text"},
+    "router_choice": {"view", "data", "text"},
+    "views": {"view", "filters", "narrative", "data", "text"},
+    "ui": {"view", "views", "filters", "state", "router_choice", "narrative", "data", "charts", "text"},
+    "server": {"server", "data"},
+    "app": {"text", "view", "data", "charts", "narrative", "filters", "state", "router_choice", "views", "ui",
+            "server"},
+    "__main__": {"data"},
+    "team": set(),
+}
+STDLIB_ONLY_BUT_STREAMLIT = ("view",)
+
+
+def dashboard_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(DASHBOARD.rglob("*.py"))}
+
+
+def dashboard_part(module: str) -> str:
+    rest = module.split(".")[1:] or ["__init__"]
+    return rest[0]
+
+
+@pytest.fixture(scope="module")
+def dashboard_graph() -> dict[str, set[str]]:
+    mods = dashboard_modules()
+    return {m: imports(p, set(mods)) for m, p in mods.items()}
+
+
+def test_each_dashboard_layer_reads_only_the_layers_below(dashboard_graph):
+    assert {dashboard_part(m) for m in dashboard_graph} <= set(DASHBOARD_MAY_IMPORT), "a new part needs its rule"
+    for module, deps in dashboard_graph.items():
+        allowed = DASHBOARD_MAY_IMPORT[dashboard_part(module)]
+        for dep in (d for d in deps if d == "dashboard" or d.startswith("dashboard.")):
+            assert dep != "dashboard", f"{module} imports the dashboard package itself"
+            assert dashboard_part(dep) in allowed | {dashboard_part(module)}, f"{module} may not import {dep}"
+
+
+def test_the_view_layer_imports_streamlit_and_the_standard_library_only(dashboard_graph):
+    import sys
+
+    for module, deps in dashboard_graph.items():
+        if dashboard_part(module) not in STDLIB_ONLY_BUT_STREAMLIT:
+            continue
+        outside = sorted(d for d in deps if d.split(".")[0] not in sys.stdlib_module_names
+                         and d.split(".")[0] not in ("streamlit", "__future__"))
+        assert not outside, f"{module} imports {outside}: it holds the view mechanism only"
+
+
+def test_the_data_layer_never_reads_a_session():
+    for path in sorted((DASHBOARD / "data").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "session_state" not in source and "query_params" not in source, \
+            f"{path.name} reads the session or the URL: data/ holds cached computations only"
+
+
+def test_no_import_cycles_in_the_dashboard(dashboard_graph):
+    inside = {m: {d for d in deps if d in dashboard_graph and d != m and not m.startswith(d + ".")}
+              for m, deps in dashboard_graph.items()}
+    done: set[str] = set()
+
+    def visit(m: str, path: list[str]) -> None:
+        if m in path:
+            pytest.fail("import cycle: " + " -> ".join(path[path.index(m):] + [m]))
+        if m in done:
+            return
+        for d in sorted(inside[m]):
+            visit(d, [*path, m])
+        done.add(m)
+
+    for m in sorted(inside):
+        visit(m, [])
+
+
+def test_the_dashboard_checker_sees_a_forbidden_import_inside_a_function(tmp_path):
+    fake = tmp_path / "corpus.py"
+    fake.write_text("def f():\n    from dashboard import state\n    from dashboard.charts import policy\n")
+    deps = imports(fake, {"dashboard.state", "dashboard.charts.policy"})
+    bad = [d for d in deps if dashboard_part(d) not in DASHBOARD_MAY_IMPORT["data"] | {"data"}]
+    assert sorted(bad) == ["dashboard.charts.policy", "dashboard.state"]

@@ -30,7 +30,7 @@ from ticketnet.interpret.interventions.units import format_effect, share_title, 
 
 def _share_text(x: float) -> str:
     """A share recovered as grid text: two decimals, more for a small non-zero share (never "0.00"), "n/a" for nan."""
-    from dashboard.narrative import fmt
+    from dashboard.text import fmt
 
     return "n/a" if not np.isfinite(x) else fmt(x)
 

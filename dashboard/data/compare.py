@@ -64,6 +64,16 @@ def label(name: str) -> str:
     return f"{name} (cannot be read)" if found is None else f"{name} · {len(found.teams)} teams"
 
 
+def default_pair(available: list[str], current: str) -> tuple[str, str]:
+    """The pair the page opens on: A is the router the session reads (`current`), B the next router after it that
+    routes to the same teams (a retrain of it), else the next one."""
+    a = current if current in available else available[0]
+    teams = None if card(a) is None else set(card(a).teams)
+    after = available[available.index(a) + 1:] + available[:available.index(a)]
+    same = [n for n in after if teams is not None and card(n) is not None and set(card(n).teams) == teams]
+    return a, (same or after)[0]
+
+
 @st.cache_resource(show_spinner="Loading the router…", max_entries=4)
 def _router(weights: str, key: tuple) -> Router:
     from ticketnet.router import Router

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -119,189 +119,14 @@ def upload_scan_folder(upload: Path) -> Path:
     return scans_root() / f"upload-{upload.stem}"
 
 
-# -- what the reader chose on the page: kept for the session, mirrored in the URL with readable values ---------------
-# Streamlit drops a widget's state when a run does not draw it, so a visit to Heads would reset the Corpus page's
-# filters; each run keeps the widgets' values under a plain session key and seeds any key Streamlit dropped from it.
-# The URL carries the values that differ from the defaults (`?scan=shipped&team=delivery&pred=payments&misrouted=1
-# &conf=0-0.6&sort=least-confident-first`); a link is adopted when it differs from what this session last wrote.
-
+# -- what the page offers ------------------------------------------------------------------------------------------
 MIN_TICKETS = 5                          # the reliance view's default "tokens seen in at least … tickets"
 MIN_TICKETS_MAX = 100_000
 ANY = "any"
-FOLDER_KEY = "corpus_folder"
-VIEW_DEFAULTS: dict[str, object] = {     # widget key -> default ("" for the team: the scan's first team)
-    "corpus_team": "",
-    "corpus_min_tickets": MIN_TICKETS,
-    "corpus_token": "",
-    "corpus_pred": ANY,
-    "corpus_true": ANY,
-    "corpus_misrouted": False,
-    "corpus_conf": (0.0, 1.0),
-    "corpus_disagree": (0.0, 1.0),
-    "corpus_sort": next(iter(SORTS)),
-}
-URL_NAMES = {FOLDER_KEY: "scan", "corpus_team": "team", "corpus_min_tickets": "min", "corpus_token": "word",
-             "corpus_pred": "pred", "corpus_true": "true", "corpus_misrouted": "misrouted", "corpus_conf": "conf",
-             "corpus_disagree": "disagree", "corpus_sort": "sort"}
-CELL_NAMES = {"true": "cell_true", "predicted": "cell_pred"}          # the confusion cell that filters the tickets
 WORD_URL_LIMIT = 80                      # a longer word stays in the session only
-_KEPT = "_corpus_view"                   # the values of the last Corpus run (a plain key: survives other pages)
-_WROTE = "_corpus_view_url"              # the parameters this session last wrote to the URL
-_ADOPT = "_corpus_view_adopt"            # parameters of a new link, applied once the scan they name is open
-_CELL = "_corpus_cell"                   # {"true", "predicted"}: the confusion cell that filters the tickets
-_CELL_SEEN = "_corpus_cell_seen"         # the chart's selection on the previous run
 
 
-def sort_slug(sort: str) -> str:
-    """A sort order as it reads in a URL: "least confident first" -> "least-confident-first"."""
-    return sort.replace(" ", "-")
-
-
-def _range(text: str | None) -> tuple[float, float] | None:
-    """"0-0.6" as (0.0, 0.6), clipped to [0, 1] and ordered; None if it does not read as a range."""
-    try:
-        lo, hi = (round(min(1.0, max(0.0, float(x))), 2) for x in str(text).split("-", 1))
-    except ValueError:
-        return None
-    return min(lo, hi), max(lo, hi)
-
-
-def view_to_query(values: Mapping[str, object], cell: Mapping[str, str] | None, first_scan: str,
-                  first_team: str) -> dict[str, str]:
-    """The URL parameters for the page's choices: only those that differ from their defaults, in readable words."""
-    defaults = {**VIEW_DEFAULTS, "corpus_team": first_team, FOLDER_KEY: first_scan}
-    out: dict[str, str] = {}
-    for key, name in URL_NAMES.items():
-        v = values.get(key, defaults[key])
-        if v == defaults[key] or v in (None, ""):
-            continue
-        if key == FOLDER_KEY:
-            out[name] = Path(str(v)).name
-        elif key == "corpus_misrouted":
-            out[name] = "1"
-        elif key in ("corpus_conf", "corpus_disagree"):
-            lo, hi = v
-            out[name] = f"{lo:g}-{hi:g}"
-        elif key == "corpus_token":
-            if len(str(v)) <= WORD_URL_LIMIT:
-                out[name] = str(v)
-        elif key == "corpus_sort":
-            out[name] = sort_slug(str(v))
-        else:
-            out[name] = str(v)
-    if cell:
-        out.update({name: cell[part] for part, name in CELL_NAMES.items()})
-    return out
-
-
-def scan_from_query(params: Mapping[str, str], scans: Sequence[str]) -> str | None:
-    """The scan folder (one of `scans`, full paths) a URL names by its folder name, or None."""
-    name = params.get(URL_NAMES[FOLDER_KEY])
-    return next((s for s in scans if Path(s).name == name), None)
-
-
-def view_from_query(params: Mapping[str, str], teams: Sequence[str], sorts: Sequence[str]
-                    ) -> tuple[dict[str, object], dict[str, str] | None]:
-    """The page's choices a URL names (every other at its default) and its confusion cell; nonsense is dropped."""
-    values: dict[str, object] = {**VIEW_DEFAULTS, "corpus_team": teams[0] if teams else ""}
-    get = {key: params.get(name) for key, name in URL_NAMES.items()}
-    if get["corpus_team"] in teams:
-        values["corpus_team"] = get["corpus_team"]
-    if get["corpus_min_tickets"] and get["corpus_min_tickets"].isdigit():
-        values["corpus_min_tickets"] = min(MIN_TICKETS_MAX, max(1, int(get["corpus_min_tickets"])))
-    if get["corpus_token"]:
-        values["corpus_token"] = get["corpus_token"][:WORD_URL_LIMIT]
-    for key in ("corpus_pred", "corpus_true"):
-        if get[key] in teams:
-            values[key] = get[key]
-    values["corpus_misrouted"] = get["corpus_misrouted"] in ("1", "true", "yes")
-    for key in ("corpus_conf", "corpus_disagree"):
-        if get[key] and (bounds := _range(get[key])) is not None:
-            values[key] = bounds
-    wanted = (get["corpus_sort"] or "").replace("-", " ").strip()
-    if wanted in sorts:
-        values["corpus_sort"] = wanted
-    cell = {part: params.get(name) for part, name in CELL_NAMES.items()}
-    return values, (cell if all(v in teams for v in cell.values()) else None)
-
-
-def _url_view() -> dict[str, str]:
-    names = [*URL_NAMES.values(), *CELL_NAMES.values()]
-    return {name: st.query_params[name] for name in names if name in st.query_params}
-
-
-def restore_scan(scans: Sequence[str]) -> None:
-    """Before the scan selectbox: adopt a new link (its scan now, the rest once the scan is open), and keep the
-    chosen scan one of those on disk."""
-    ss = st.session_state
-    url = _url_view()
-    if url and url != ss.get(_WROTE):
-        ss[_ADOPT] = url
-        ss[_WROTE] = url                 # adopted once, whatever the page writes back later
-        ss[FOLDER_KEY] = scan_from_query(url, scans) or scans[0]
-    if ss.get(FOLDER_KEY) not in scans:
-        kept = ss.get(_KEPT, {}).get(FOLDER_KEY)
-        ss[FOLDER_KEY] = kept if kept in scans else scans[0]
-
-
-def restore_view(teams: Sequence[str], sorts: Sequence[str]) -> None:
-    """Once the scan is open, before its widgets: apply a new link's choices, then seed every widget key Streamlit
-    dropped with the session's kept value, and drop values this scan cannot take (another scan's team)."""
-    ss = st.session_state
-    adopt = ss.pop(_ADOPT, None)
-    if adopt is not None:
-        values, cell = view_from_query(adopt, teams, sorts)
-        ss.update(values)
-        ss[_CELL] = cell
-    kept = ss.get(_KEPT, {})
-    for key, default in VIEW_DEFAULTS.items():
-        if key not in ss:
-            ss[key] = kept.get(key, default)
-    if ss["corpus_team"] not in teams:
-        ss["corpus_team"] = teams[0]
-    for key in ("corpus_pred", "corpus_true"):
-        if ss[key] != ANY and ss[key] not in teams:
-            ss[key] = ANY
-    if ss["corpus_sort"] not in sorts:
-        ss["corpus_sort"] = sorts[0]
-    cell = ss.get(_CELL)
-    if cell and not all(cell.get(part) in teams for part in CELL_NAMES):
-        ss.pop(_CELL, None)
-
-
-def confusion_cell(picked: Sequence[Mapping[str, str]], fresh: bool) -> dict[str, str] | None:
-    """The confusion cell that filters the tickets. Only a change of the chart's selection sets it (a click) or
-    clears it (a double-click); a chart drawn afresh (`fresh`: after another page, or from a link) starts with no
-    selection, and the session's cell, from a click or a link, stays."""
-    ss = st.session_state
-    chosen = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")} if picked else None
-    if fresh:
-        ss[_CELL_SEEN] = None
-    if chosen != ss.get(_CELL_SEEN):
-        ss[_CELL_SEEN] = chosen
-        ss[_CELL] = chosen
-    return ss.get(_CELL)
-
-
-def clear_confusion_cell() -> None:
-    st.session_state.pop(_CELL, None)
-
-
-def remember(first_scan: str, first_team: str) -> None:
-    """After the widgets: keep the page's choices for the session and write the non-default ones to the URL."""
-    from dashboard import state
-
-    ss = st.session_state
-    values = {key: ss.get(key, default) for key, default in {**VIEW_DEFAULTS, FOLDER_KEY: first_scan}.items()}
-    for key in ("corpus_conf", "corpus_disagree"):
-        values[key] = tuple(values[key])
-    ss[_KEPT] = values
-    query = view_to_query(values, ss.get(_CELL), first_scan, first_team)
-    state.write_query([*URL_NAMES.values(), *CELL_NAMES.values()], query)
-    ss[_WROTE] = query
-
-
-# -- compare with another scan of the same input (issue 25) --------------------------------------------------------
+# -- compare with another scan of the same input --------------------------------------------------------
 def comparable_scans(scan: query.Scan) -> dict[str, Path]:
     """Other finished scans of the same input (same SHA-256 and size), by any router: label → folder. The default
     router's scans sit in the scans folder, another router's in its routers/<name>/ subfolder."""

@@ -70,7 +70,7 @@ def command(source: str, split: str = "train", folds: int = CHEAP_FOLDS, epochs:
     """The command that computes a result for this session's router."""
     folder = router_folder()
     epochs_part = f" --epochs {epochs}" if source == "router" and epochs else ""
-    return (f"python -m ticketnet label-issues --router {folder} --split {split} --folds {folds}{epochs_part} "
+    return (f".venv/bin/python -m ticketnet label-issues --router {folder} --split {split} --folds {folds}{epochs_part} "
             f"--source {source} --out label-issues-{source}.csv")
 
 

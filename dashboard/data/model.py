@@ -37,7 +37,6 @@ WARMUP_DELAY_S = 1.0
 TICKET_TTL_S = 600.0
 
 ROUTER_PARAM = "router"               # ?router=mine: the router this session reads, by its folder's name
-CHOSEN_KEY = "_router"                # session_state: the router this session reads
 DEFAULT_ROUTER = "larkfield"          # the name of the default router (the shipped one, or $TICKETNET_ROUTER's)
 SEEDS_FOLDER = "seeds"                # a seed search's kept runs inside a router folder (ticketnet.train.SEEDS_FOLDER)
 
@@ -74,11 +73,21 @@ def routers() -> dict[str, Path]:
     return found
 
 
+_session_router: Callable[[], str | None] = lambda: None
+
+
+def read_router_choice_with(chooser: Callable[[], str | None]) -> None:
+    """Name the function that says which router this session reads (dashboard/router_choice.py keeps the choice in
+    the session and the URL; this layer holds computations only, and knows no session)."""
+    global _session_router
+    _session_router = chooser
+
+
 def _chosen() -> tuple[str, Path | None]:
-    """This session's router (kept by dashboard/router_choice.py, from ?router=) as (name, folder), when it names
-    one of `routers()`; else (the default's name, None). A session on the default router lists no folder."""
+    """This session's router as (name, folder), when the chooser names one of `routers()`; else (the default's name,
+    None). A session on the default router lists no folder."""
     try:
-        asked = st.session_state.get(CHOSEN_KEY) or st.query_params.get(ROUTER_PARAM)
+        asked = _session_router()
     except Exception:                      # noqa: BLE001 - outside a script run (the warm-up, the bench): the default
         asked = None
     folder = routers().get(asked) if asked and asked != DEFAULT_ROUTER else None
@@ -142,7 +151,7 @@ def _on_weights_file(load: Callable[[str, tuple], T]) -> T:
         return load(str(weights_path()), weights_stamp())
     except WeightsError as exc:
         fail("The router could not be loaded.", str(exc),
-             f"Train it with `python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at "
+             f"Train it with `.venv/bin/python -m ticketnet train`, or point the environment variable `{paths.WEIGHTS_ENV}` at "
              "a `router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
 
 

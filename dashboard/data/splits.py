@@ -55,7 +55,7 @@ def split_rows(split: str) -> pd.DataFrame:
         return _split_rows(split, data_stamp(split), tuple(card().teams))
     except DataError as exc:
         fail(f"The {split} split could not be read.", str(exc),
-             f"Regenerate the data with `python -m ticketnet synth`, or point the environment variable "
+             f"Regenerate the data with `.venv/bin/python -m ticketnet synth`, or point the environment variable "
              f"`{paths.DATA_ENV}` at a folder holding `train.csv`, `valid.csv` and `test.csv`, then reload this page.")
 
 

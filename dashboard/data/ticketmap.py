@@ -69,14 +69,15 @@ def split_map(split: str, projection: str) -> pd.DataFrame:
         fail(f"The {split} split could not be mapped.", str(exc), "Fix or remove that ticket, then reload.")
 
 
-def with_label_quality(table: pd.DataFrame, split: str) -> tuple[pd.DataFrame, str | None]:
+def with_label_quality(table: pd.DataFrame, split: str,
+                       preferred: str | None = None) -> tuple[pd.DataFrame, str | None]:
     """The map table with a label_quality column (cleanlab's score, lower: more doubtful) from the newest
-    label-issues result on this split, from the source the Label issues page has picked (else the router's, then
-    the baseline's), and which result that is; the table unchanged, and None, when there is none."""
+    label-issues result on this split, from the `preferred` source (the one the Label issues page has picked; else
+    the router's, then the baseline's), and which result that is; the table unchanged, and None, when there is
+    none."""
     from dashboard.data import labels
 
-    picked = st.session_state.get("labels_source")
-    for source in dict.fromkeys([s for s in (picked, *labels.SOURCES) if s in labels.SOURCES]):
+    for source in dict.fromkeys([s for s in (preferred, *labels.SOURCES) if s in labels.SOURCES]):
         for result in labels.results(source):
             if result.split != split:
                 continue

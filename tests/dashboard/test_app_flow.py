@@ -60,9 +60,13 @@ def test_interpretation_wording_on_the_default_ticket(app_env):
     md = _markdown(at)
     assert "''" not in md and "0.00 " not in md and "0.00)" not in md
     assert "the weight of “" in md
+    # The lists of high and low effect read the page's unit (logit difference by default).
+    assert "High effect: deleting the token moves the log-odds of payments by at least" in md.replace("\\", "")
     if app_env.shipped:
         # T-65052: no deletion moves p(payments) by 0.05, so no token is called "high effect", and deletion and
         # <unk> replacement agree: no position-effect notice.
+        at.segmented_control(key="effect_unit").set_value("prob").run()
+        md = _markdown(at)
         assert "none: no token's deletion moves p(payments) by 0.05 or more" in md
         assert not any("Position effect" in w.value for w in at.warning)
     for d in at.dataframe:
@@ -130,7 +134,7 @@ def test_a_confusion_cell_filter_survives_a_visit_to_another_page(app_env):
     _ok(at)
     # What a click on the cell (true delivery, predicted payments) leaves in the session; AppTest cannot click a
     # Vega selection, so the kept cell is set as the click would set it, then the chart is drawn afresh.
-    at.session_state[filters._CELL] = {"split": "valid", "true": "delivery", "predicted": "payments"}
+    at.session_state[filters.CELL_KEY] = {"true": "delivery", "predicted": "payments"}
     at.switch_page(HEADS).run()
     at.switch_page(TICKETS).run()
     _ok(at)
@@ -139,7 +143,8 @@ def test_a_confusion_cell_filter_survives_a_visit_to_another_page(app_env):
     assert any("confusion cell: true delivery → predicted payments" in c.value.replace("\\", "") for c in at.caption)
     next(b for b in at.button if b.label == "Clear the confusion filter").click().run()
     _ok(at)
-    assert len(_table(at)) == 1500 and filters._CELL not in at.session_state
+    assert len(_table(at)) == 1500 and at.session_state[filters.CELL_KEY] is None
+    assert "cell" not in at.query_params
 
 
 def test_a_link_with_filters_opens_the_triage_list(app_env):
@@ -152,18 +157,23 @@ def test_a_link_with_filters_opens_the_triage_list(app_env):
 
 
 def test_filter_query_round_trip():
-    from dashboard import filters
+    from dashboard import filters, views
 
-    values = {**filters.DEFAULTS, "split": "test", "misrouted": True, "confidence_range": (0.0, 0.6),
-              "pattern_filter": ["negated", "two_topics"], "ticket_search": "refund", "sort_by": filters.SORTS[1]}
-    query = filters.to_query(values)
+    tickets = views.tickets(("valid", "test", "train"), ("payments", "delivery"))
+    defaults = tickets.from_query({})
+    values = {**defaults, "split": "test", "misrouted": True, "confidence_range": (0.0, 0.6),
+              "pattern_filter": ["negated", "two_topics"], "ticket_search": "refund", "sort_by": filters.SORTS[1],
+              filters.CELL_KEY: {"true": "delivery", "predicted": "payments"}}
+    query = tickets.to_query(values)
     assert query == {"split": "test", "pattern": "negated,two_topics", "misrouted": "1", "conf": "0-0.6",
-                     "q": "refund", "sort": "confidence-lowest-first"}   # issue 23 item 13: readable, not "1"
-    assert filters.from_query(query, ("valid", "test", "train"), ("payments",)) == values
-    assert filters.to_query(filters.DEFAULTS) == {}
-    odd = filters.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99"}, ("valid",), ("payments",))
-    assert odd == filters.DEFAULTS
-    assert filters.from_query({"sort": "1"}, ("valid",), ())["sort_by"] == filters.SORTS[1]   # older links still open
+                     "q": "refund", "sort": "confidence-lowest-first", "cell": "delivery,payments"}   # readable
+    assert tickets.from_query(query) == values
+    assert tickets.to_query(defaults) == {}
+    refused: list[str] = []
+    odd = tickets.from_query({"split": "nope", "true": "x", "conf": "a-b", "sort": "99", "cell": "x,y"}, refused)
+    assert odd == defaults
+    assert [r.split("=")[0] for r in refused] == ["split", "true", "conf", "sort", "cell"]
+    assert tickets.from_query({"sort": "1"})["sort_by"] == filters.SORTS[1]              # older links still open
 
 
 # -- 11. from a row to its explanation ---------------------------------------------------------------------------------
@@ -398,3 +408,62 @@ def _blocks(node):
     yield node
     for child in getattr(node, "children", {}).values():
         yield from _blocks(child)
+
+
+# -- one view state: Heads and Interpretation keep their choices across pages --------------------------------------------
+def test_heads_and_interpretation_keep_block_row_head_target_and_unit_across_pages(app_env):
+    at = app_test().run()
+    at.switch_page(HEADS).run()
+    _ok(at)
+    row_key = next(s.key for s in at.selectbox if s.key.startswith("query_row_"))
+    row = at.selectbox(key=row_key).value + 1                  # not the page's default row
+    at.segmented_control(key="block").set_value(2).run()
+    at.selectbox(key=row_key).set_value(row).run()
+    at.segmented_control(key="effect_unit").set_value("prob").run()
+    _ok(at)
+    assert (at.query_params["block"], at.query_params["row"], at.query_params["unit"]) == ("2", str(row), "prob")
+
+    at.switch_page(TICKETS).run()
+    at.switch_page(HEADS).run()
+    _ok(at)
+    assert at.segmented_control(key="block").value == 2 and at.selectbox(key=row_key).value == row
+    assert at.segmented_control(key="effect_unit").value == "prob"
+    assert (at.query_params["block"], at.query_params["row"]) == ("2", str(row))
+
+    at.switch_page(INTERPRETATION).run()                     # one unit for both pages
+    _ok(at)
+    assert at.segmented_control(key="effect_unit").value == "prob"
+    target = next(s for s in at.selectbox if s.key.startswith("target_"))
+    other = (target.value + 1) % len(target.options)
+    target.set_value(other).run()
+    team = at.query_params["target"]
+    at.switch_page(HEADS).run()
+    at.switch_page(INTERPRETATION).run()
+    _ok(at)
+    assert next(s for s in at.selectbox if s.key.startswith("target_")).value == other
+    assert at.query_params["target"] == team and at.query_params["unit"] == "prob"
+    assert not [w for w in at.warning if "link" in w.value]   # nothing refused
+
+
+def test_a_heads_link_opens_its_block_row_and_unit_and_names_what_it_cannot(app_env):
+    at = app_test(ticket=DEFAULT_TICKET, block="2", row="4", unit="prob")
+    at.switch_page(HEADS)
+    at.run()
+    _ok(at)
+    row_key = next(s.key for s in at.selectbox if s.key.startswith("query_row_"))
+    assert at.segmented_control(key="block").value == 2 and at.selectbox(key=row_key).value == 4
+    assert at.segmented_control(key="effect_unit").value == "prob"
+    bad = app_test(ticket=DEFAULT_TICKET, block="9", row="999")
+    bad.switch_page(HEADS)
+    bad.run()
+    _ok(bad)
+    said = _markdown(bad)
+    assert "block='9' is not a block of this router (1 to 2)" in said and "row='999' is not a token position" in said
+    assert bad.segmented_control(key="block").value == 1
+
+
+def test_an_unknown_router_in_a_link_is_said_not_replaced_silently(app_env):
+    at = app_test(router="nope").run()
+    _ok(at)
+    assert any("router 'nope'" in w.value.replace("\\", "") and "showing larkfield instead" in w.value
+               for w in at.warning)

@@ -114,8 +114,18 @@ def test_a_ticket_named_in_the_url_is_shown_on_every_page(app_env, valid_rows):
 def test_an_unknown_ticket_in_the_url_says_so_and_falls_back(app_env):
     at = app_test(ticket="T-00000-nope").run()
     assert not at.exception
-    assert any("T-00000-nope" in w.value for w in at.warning)
+    assert any("T-00000-nope" in w.value.replace("\\", "") for w in at.warning)
     assert at.query_params["ticket"] == DEFAULT_TICKET
+
+
+@pytest.mark.parametrize("page", [HEADS, INTERPRETATION])
+def test_an_unknown_ticket_on_any_page_says_so(app_env, page):
+    at = app_test(ticket="T-00000").run()
+    at.switch_page(page)
+    at.query_params["ticket"] = "T-00000"
+    at.run()
+    assert not at.exception
+    assert any("T-00000" in w.value.replace("\\", "") and "none of the splits" in w.value for w in at.warning)
 
 
 def test_clicking_a_table_row_picks_that_ticket(app_env, valid_rows):
@@ -260,6 +270,9 @@ def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, ro
     other = (target.value + 1) % len(router.teams)
     target.set_value(other).run()
     _ok(at)
+    assert f"the log-odds of {router.teams[other]}" in _markdown(at)           # in the page's unit (logit by default)
+    at.segmented_control(key="effect_unit").set_value("prob").run()
+    _ok(at)
     assert f"p({router.teams[other]})" in _markdown(at)
 
 
@@ -344,7 +357,7 @@ def test_the_per_token_table_is_in_the_unit_chosen_and_says_so(app_env, router):
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     logit = next(d.value for d in at.dataframe if "removal: support (logit difference)" in d.value.columns)
-    at.segmented_control(key="interp_unit").set_value("prob").run()
+    at.segmented_control(key="effect_unit").set_value("prob").run()
     _ok(at)
     prob = next(d.value for d in at.dataframe if "removal: support (probability)" in d.value.columns)
     assert "unk replacement: support (probability)" in prob.columns

@@ -169,7 +169,7 @@ def test_forget_stale_widgets_keeps_what_the_last_run_drew(tmp_path):
     script = tmp_path / "app.py"
     script.write_text(
         "import streamlit as st\n"
-        "from dashboard.data.sessions import forget_stale_widgets\n"
+        "from dashboard.server.sessions import forget_stale_widgets\n"
         "st.session_state['dropped'] = forget_stale_widgets()\n"
         "n = st.session_state.get('n', 0)\n"
         "st.session_state['n'] = n + 1\n"
@@ -188,7 +188,7 @@ def test_forget_stale_widgets_keeps_what_the_last_run_drew(tmp_path):
 
 
 def test_forget_stale_widgets_leaves_other_internals_alone():
-    from dashboard.data.sessions import forget_stale_widgets
+    from dashboard.server.sessions import forget_stale_widgets
 
     class Unknown:
         pass

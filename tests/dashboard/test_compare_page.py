@@ -210,5 +210,8 @@ def test_a_link_to_an_unknown_router_or_ticket_falls_back_readably(larkfield_env
     at = _open(a="nobody", b="retrain", split="nope", ticket="<b>T-0</b>")
     _ok(at)
     assert at.selectbox(key="cmp_a").value == "larkfield" and at.selectbox(key="cmp_split").value == "test"
-    assert any(_md(c.value) == "Ticket <b>T-0</b> is not in the test split of these routers." for c in at.caption)
+    assert any(_md(w.value) == "Ticket <b>T-0</b> is not in the test split of these routers: no ticket is shown side "
+               "by side." for w in at.warning)
+    said = " ".join(_md(w.value) for w in at.warning)
+    assert "a='nobody' is not a router on this server" in said and "split='nope' is not one of" in said
     assert "ticket" not in at.query_params

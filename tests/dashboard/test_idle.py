@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.data.idle import IdleWatch, connected_sessions
+from dashboard.server.idle import IdleWatch, connected_sessions
 
 
 def _run_three_checks(watch, monkeypatch) -> None:
@@ -12,7 +12,7 @@ def _run_three_checks(watch, monkeypatch) -> None:
     def fake_sleep(_s):
         if next(sleeps) is KeyboardInterrupt:
             raise KeyboardInterrupt
-    monkeypatch.setattr("dashboard.data.idle.time.sleep", fake_sleep)
+    monkeypatch.setattr("dashboard.server.idle.time.sleep", fake_sleep)
     try:
         watch.run()
     except KeyboardInterrupt:
@@ -76,7 +76,7 @@ def test_while_anyone_is_connected_the_heap_is_trimmed_every_interval_and_never_
 
 
 def test_the_trim_hands_the_heap_back_and_keeps_every_cache(monkeypatch):
-    from dashboard.data import idle
+    from dashboard.server import idle
     from ticketnet._runtime import allocator
 
     calls = []
@@ -89,7 +89,7 @@ def test_the_trim_hands_the_heap_back_and_keeps_every_cache(monkeypatch):
 def test_the_memory_log_appends_one_census_line_per_interval(tmp_path):
     import json
 
-    from dashboard.data.idle import MemoryLog
+    from dashboard.server.idle import MemoryLog
 
     now = [0.0]
     path = tmp_path / "memory.jsonl"
@@ -106,7 +106,7 @@ def test_the_memory_log_appends_one_census_line_per_interval(tmp_path):
 
 
 def test_a_memory_log_it_cannot_write_is_skipped(tmp_path):
-    from dashboard.data.idle import MemoryLog
+    from dashboard.server.idle import MemoryLog
 
     log = MemoryLog(tmp_path / "no" / "such" / "dir" / "memory.jsonl", lambda: None)
     log()                                                         # no raise, nothing written

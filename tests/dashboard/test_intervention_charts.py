@@ -112,6 +112,7 @@ def test_legends_of_small_effects_show_their_digits():
 def test_patching_grids_flag_shares_of_a_negligible_change():
     # Issue 23 item 9: "share recovered 0.73" of a −0.085 change, no team flipped, shown without a warning.
     from dashboard.data import interventions as di
+    from dashboard.narrative import interventions as words
 
     heads = pd.DataFrame({"block": [1, 2], "head": [1, 1], "direction": "a→b", "share_logit_diff": [0.73, 0.1],
                           "share_prob": [0.5, 0.0], "support_logit_diff": [0.06, 0.0], "support_prob": [0.0, 0.0]})
@@ -120,9 +121,9 @@ def test_patching_grids_flag_shares_of_a_negligible_change():
     assert "subtitle" not in ic.patching_heads_grid(heads, "a→b").to_dict()["title"]
     assert di.negligible_change(-0.085, "logit_diff") and not di.negligible_change(-0.5, "logit_diff")
     assert di.negligible_change(float("nan"), "prob")
-    note = di.share_note(-0.085, "logit_diff", "payments", flips=False)
+    note = words.share_note(-0.085, "logit_diff", "payments", flips=False)
     assert note and "only -0.085" in note and "no team flips" in note and "unreliable" in note
-    assert di.share_note(-1.2, "logit_diff", "payments", flips=True) is None
+    assert words.share_note(-1.2, "logit_diff", "payments", flips=True) is None
     with pytest.raises(ValueError, match="unit"):
         di.negligible_change(0.1, "odds")
 
@@ -140,13 +141,14 @@ def _knockout(support):
 def test_edge_tables_list_no_negligible_high_support_edge_and_say_so():
     # Issue 23 item 8: the "low weight, high support" table listed edges whose support was 0 (1e-6).
     from dashboard.data import interventions as di
+    from dashboard.narrative import interventions as words
 
     quiet = _knockout([1e-4, -2e-6, 3e-6, 4e-6])
-    rows = di.edge_rows(quiet, TOKENS, "logit_diff", "payments")
+    rows = words.edge_rows(quiet, TOKENS, "logit_diff", "payments")
     assert "low weight, high support" not in set(rows["edge"])
-    note = di.edge_note(quiet, "logit_diff", "payments")
+    note = words.edge_note(quiet, "logit_diff", "payments")
     assert note.startswith("No edge of this row has a support for payments (logit difference) above 0.10")
     loud = _knockout([0.0, 0.0, 0.01, 0.5])
-    rows = di.edge_rows(loud, TOKENS, "logit_diff", "payments")
+    rows = words.edge_rows(loud, TOKENS, "logit_diff", "payments")
     assert list(rows.loc[rows["edge"] == "low weight, high support", "token"]) == ["not"]
-    assert di.edge_note(loud, "logit_diff") is None
+    assert words.edge_note(loud, "logit_diff") is None

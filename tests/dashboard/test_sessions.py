@@ -8,7 +8,7 @@ from streamlit.runtime.caching.ttl_cache import TTLCache
 from streamlit.runtime.memory_session_storage import MemorySessionStorage
 from streamlit.runtime.session_manager import SessionInfo
 
-from dashboard.data.sessions import SessionReaper
+from dashboard.server.sessions import SessionReaper
 
 
 class Clock:

@@ -124,7 +124,7 @@ def test_sessions_whose_browser_left_are_shut_down_once_their_reconnect_window_h
     """Streamlit drops an expired stored session only on a later write, and never shuts it down (its download
     buttons' data stay in the runtime-wide media manager): the dashboard's watch shuts each one down within a check
     of its window's end, with nobody else coming or going."""
-    from dashboard.data.idle import CHECK_S
+    from dashboard.server.idle import CHECK_S
     from ticketnet.bench.load.server import dashboard_server
 
     ttl = 2

@@ -161,7 +161,7 @@ async def sample(pid: int, samples: list[tuple[float, float, float]], stop: asyn
 
 
 def memory_log_path(server_log: Path) -> Path:
-    """Where a started server's memory census goes ($TICKETNET_MEMORY_LOG; dashboard.data.idle.MemoryLog)."""
+    """Where a started server's memory census goes ($TICKETNET_MEMORY_LOG; dashboard.server.idle.MemoryLog)."""
     return server_log.with_name(server_log.stem + ".memory.jsonl")
 
 

@@ -152,7 +152,7 @@ class IdleWatch:
 
 @st.cache_resource(show_spinner=False)
 def _watch() -> threading.Thread:
-    from dashboard.data.sessions import SessionReaper
+    from dashboard.server.sessions import SessionReaper
     from ticketnet._runtime.allocator import jemalloc_active
     from ticketnet.paths import memory_log
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dashboard.text import fmt  # noqa: F401  (numbers in sentences; the chart builders use it too)
 from ticketnet.interpret import signals
-from ticketnet.interpret.metrics.disagreement import SMALL_EFFECT   # a probability change that counts as "little"
+from ticketnet.interpret.metrics.disagreement import SMALL_EFFECT, SMALL_EFFECTS   # what counts as "little"
 
 
 # -- numbers and tokens in sentences ------------------------------------------------------------------------------
@@ -26,26 +27,17 @@ def head_name(k: int) -> str:
     return f"head {k + 1}"
 
 
-def fmt(x: float, decimals: int = 2) -> str:
-    """A number with the digits it needs: `decimals` places, more for small values so that two significant digits
-    show (0.45, 0.017, 0.0031; below 1e-4 as 3.1e-06), never "0.00" for a non-zero value, never a negative zero."""
-    x = float(x)
-    if not np.isfinite(x):
-        return str(x)
-    if x == 0:
-        return f"{0:.{decimals}f}"
-    if abs(x) < 1e-4:
-        return f"{x:.1e}"                                      # 3.1e-06, not a row of zeros
-    places = max(decimals, 1 - int(np.floor(np.log10(abs(x)))))
-    text = f"{x:.{places}f}"
-    while places > decimals and text.endswith("0"):             # 0.050 → 0.05: significant digits only
-        text, places = text[:-1], places - 1
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """A count with its noun, singular or plural, thousands separated: "1 token", "60,000 tokens"."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def share_text(part: int, whole: int) -> str:
+    """A share as a sentence says it: "12%", and "under 1%" for a share that rounds to 0 but is not 0."""
+    share = part / whole if whole else 0.0
+    if 0 < share < 0.005:
+        return "under 1%"
+    return f"{share:.0%}"
 
 
 def unknown_sentence(encoded) -> str:
@@ -57,8 +49,8 @@ def unknown_sentence(encoded) -> str:
     parts = []
     if unknown_words:
         parts.append(f"{unknown_words:,} of the {count(encoded.words, 'word')} read "
-                     f"({unknown_words / encoded.words:.0%}) {'was' if unknown_words == 1 else 'were'} never seen in "
-                     f"training ({listed})")
+                     f"({share_text(unknown_words, encoded.words)}) {'was' if unknown_words == 1 else 'were'} never "
+                     f"seen in training ({listed})")
     others = encoded.unknown - unknown_words
     if others:
         parts.append(f"{count(others, 'other symbol')} {'is' if others == 1 else 'are'} unknown too")
@@ -134,16 +126,23 @@ def strongest_link(patterns, query_row: int) -> tuple[int, int, int, float]:
     return int(b) + 1, int(h) + 1, int(k), float(w[b, h, k])
 
 
-def _change(drop: float, team: str) -> str:
+def score_name(team: str, unit: str = "prob") -> str:
+    """The score an effect moves, as a sentence names it: "p(payments)", or "the log-odds of payments"."""
+    return f"p({team})" if unit == "prob" else f"the log-odds of {team}"
+
+
+def _change(drop: float, team: str, unit: str = "prob") -> str:
     if drop >= 0:
-        return f"lowers p({team}) by {fmt(drop)}"
-    return f"raises p({team}) by {fmt(-drop)}"
+        return f"lowers {score_name(team, unit)} by {fmt(drop)}"
+    return f"raises {score_name(team, unit)} by {fmt(-drop)}"
 
 
 def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: str, query_row: int,
-               agreement: pd.DataFrame | None = None, random_tau=None, signal: str = signals.ROLLOUT.name) -> list[str]:
-    """A few sentences tying attention to effect on this ticket. `per_token` has a ``removal`` column
-    (drop in p(team) when the token is deleted) and the `signal` column; `patterns` is (L, h, n, n)."""
+               agreement: pd.DataFrame | None = None, random_tau=None, signal: str = signals.ROLLOUT.name,
+               unit: str = "prob") -> list[str]:
+    """A few sentences tying attention to effect on this ticket. `per_token` has a ``removal`` column (the
+    deletion's support for the team in `unit`: the drop in p(team), or in its log-odds) and the `signal` column;
+    `patterns` is (L, h, n, n)."""
     n = len(tokens)
     out: list[str] = []
     if signals.REMOVAL.name not in per_token.columns or n < 2:
@@ -152,33 +151,34 @@ def statements(per_token: pd.DataFrame, patterns, tokens: Sequence[str], team: s
         return out
     effect = per_token[signals.REMOVAL.name].to_numpy(dtype=np.float64)
     order_effect = np.argsort(-effect, kind="stable")
+    small, score = SMALL_EFFECTS[unit], score_name(team, unit)
 
     # 1. The query row's strongest link, and what deleting the token it reads does.
     b, h, k, w = strongest_link(patterns, query_row)
     q_tok, k_tok = quote(tokens[query_row]), quote(tokens[k])
     rank = f"rank {_rank_desc(effect, k)} of {n} by effect"
-    if abs(effect[k]) < SMALL_EFFECT:
+    if abs(effect[k]) < small:
         out.append(f"Head {h} of block {b} puts {fmt(w)} of the weight of {q_tok} on {k_tok}, yet deleting {k_tok} "
-                   f"barely moves p({team}): it {_change(effect[k], team)} ({rank}).")
+                   f"barely moves {score}: it {_change(effect[k], team, unit)} ({rank}).")
     else:
         out.append(f"Head {h} of block {b} puts {fmt(w)} of the weight of {q_tok} on {k_tok}, and deleting {k_tok} "
-                   f"{_change(effect[k], team)} ({rank}).")
+                   f"{_change(effect[k], team, unit)} ({rank}).")
 
     # 2. The token whose deletion matters most, and where the chosen signal ranks it.
     top = int(order_effect[0])
     if signal in per_token.columns:
         s = per_token[signal].to_numpy(dtype=np.float64)
-        if abs(effect[top]) < SMALL_EFFECT:
-            lead = (f"No single deletion moves p({team}) by {fmt(SMALL_EFFECT)} or more; the largest effect is "
-                    f"deleting {quote(tokens[top])}, which {_change(effect[top], team)}.")
+        if abs(effect[top]) < small:
+            lead = (f"No single deletion moves {score} by {fmt(small)} or more; the largest effect is "
+                    f"deleting {quote(tokens[top])}, which {_change(effect[top], team, unit)}.")
         else:
-            lead = f"Deleting {quote(tokens[top])} moves the prediction most: it {_change(effect[top], team)}."
+            lead = f"Deleting {quote(tokens[top])} moves the prediction most: it {_change(effect[top], team, unit)}."
         out.append(f"{lead} {signal.capitalize()} ranks {quote(tokens[top])} {_rank_desc(s, top)} of {n}.")
         s_top = int(np.argmax(s))
         if s_top != top:
             out.append(f"{signal.capitalize()} gives its largest share ({fmt(s[s_top])}) to {quote(tokens[s_top])}, "
-                       f"whose deletion {_change(effect[s_top], team)} (rank {_rank_desc(effect, s_top)} of {n} by "
-                       "effect).")
+                       f"whose deletion {_change(effect[s_top], team, unit)} (rank {_rank_desc(effect, s_top)} of {n} "
+                       "by effect).")
 
     # 3. Rank agreement against chance.
     if agreement is not None and len(agreement) and signal in set(agreement[signals.SIGNAL]):
