@@ -96,6 +96,20 @@ def make_router(seed: int = 0, **model_args):
     return Router(model, Vocab(itos=["<pad>", "<unk>", *words]), make_teams(model.config.n_classes))
 
 
+def without_policy(folder: Path) -> Path:
+    """A copied router folder with its stored routing policy taken out of router.json (the shipped router stores
+    one): the card as it was before `policy` stored it, for the tests of a router that has none."""
+    import json
+
+    from ticketnet.card import POLICY_KEY, card_json_bytes
+
+    card = folder / "router.json"
+    meta = json.loads(card.read_text(encoding="utf-8"))
+    meta.pop(POLICY_KEY, None)
+    card.write_bytes(card_json_bytes(meta))
+    return folder
+
+
 def make_teams(n: int) -> tuple[str, ...]:
     """Larkfield's teams for a five-way model, else team0, team1, ..."""
     from ticketnet.data.synth import TEAMS

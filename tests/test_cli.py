@@ -33,8 +33,9 @@ def test_predict_csv_from_stdin_and_file(tmp_path):
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert [row["ticket_id"] for row in rows] == ["A1", "A2"]
+    # The shipped router stores a routing policy: its auto and team_set columns follow.
     assert list(rows[0]) == ["ticket_id", "team", "confidence", *(f"p_{t}" for t in TEAMS), "truncated",
-                             "set_aside_chars"]
+                             "set_aside_chars", "auto", "team_set"]
     assert rows[0]["team"] == "payments" and rows[1]["team"] == "delivery"
     assert rows[0]["set_aside_chars"] == rows[1]["set_aside_chars"] == "0"
     assert abs(sum(float(rows[0][f"p_{t}"]) for t in TEAMS) - 1) < 1e-3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -76,6 +77,7 @@ def test_other_weights_or_broken_files_read_as_absent(router, artifacts, tmp_pat
     assert not predictions.has_predictions(weights, "valid", csv)
 
     predictions.write_predictions(router, weights, artifacts.data, splits=("valid",))
-    with open(weights.parent / "router.json", "a", encoding="utf-8") as f:
-        f.write("\n")                                              # another router card: other weights
+    card = json.loads((weights.parent / "router.json").read_text(encoding="utf-8"))
+    card["ood"]["min_confidence"] = 0.5                            # another router card: other weights
+    (weights.parent / "router.json").write_text(json.dumps(card), encoding="utf-8")
     assert predictions.read_predictions(weights, "valid", csv) is None

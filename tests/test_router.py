@@ -203,13 +203,29 @@ def test_a_confidence_below_the_threshold_never_prints_as_the_threshold(value, t
 
 
 def test_the_flag_names_the_reason_that_fired(router):
-    limit = router.ood["min_confidence"]
-    probs = torch.tensor([limit - 0.003, 1 - limit + 0.003, 0.0, 0.0, 0.0])
-    unsure = router.assess_encoded(router.encode(T65052), probs)
-    assert unsure.low_confidence and not unsure.unfamiliar
+    import dataclasses
+
+    # Without a stored routing policy, the calibrated low-confidence threshold is the rule.
+    card = dataclasses.replace(router.card, meta={k: v for k, v in router.card.meta.items() if k != "policy"})
+    limit = card.ood["min_confidence"]
+    probs = [limit - 0.003, 1 - limit + 0.003, 0.0, 0.0, 0.0]
+    unsure = card.assess(router.encode(T65052), probs)
+    assert unsure.low_confidence and not unsure.unfamiliar and unsure.rule == "calibrated"
     assert unsure.message.startswith("Low confidence: the router's confidence ")
-    assert "Unlike the tickets" not in unsure.message
+    assert "Unlike the tickets" not in unsure.message and "no routing policy is stored" in unsure.message
     assert f"{limit:.2f} is below" not in unsure.message                    # not "0.90 is below … 0.90"
+    # With one (the shipped router stores one), its threshold for the predicted team is the rule every page uses.
+    policy = router.card.meta["policy"]["thresholds"]["thresholds"]
+    team = router.teams[0]
+    below = [policy[team] - 0.004, 1 - policy[team] + 0.004, 0.0, 0.0, 0.0]
+    to_person = router.assess_encoded(router.encode(T65052), torch.tensor(below))
+    assert to_person.rule == "policy" and to_person.min_confidence == pytest.approx(policy[team])
+    assert to_person.message.startswith("To a person: the router's confidence ")
+    assert f"routing policy's threshold for {team}, {policy[team]:.3f}" in to_person.message
+    never = dataclasses.replace(card, meta={**card.meta, "policy": {"thresholds": {"thresholds": {team: None}}}})
+    assert never.assess(router.encode(T65052), below).message == (
+        f"To a person: the router's routing policy auto-routes no ticket predicted for {team}. The policy would not "
+        "auto-route this ticket.")
     odd = router.assess("b b script script zorbly, zorbly frimble!")
     assert odd.unfamiliar and odd.message.startswith("Unlike the tickets the router was trained on: ")
     assert odd.unknown_words == ["b", "script", "zorbly", "frimble"]         # each once, in ticket order

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +105,8 @@ class Assessment:
     truncated: bool
     words: int = 0                 # word tokens read (the basis of unknown_share)
     unknown_count: int = 0         # word tokens read as <unk>, repeats counted
-    min_confidence: float = DEFAULT_OOD["min_confidence"]
+    min_confidence: float = DEFAULT_OOD["min_confidence"]   # the rule's threshold for `team` (inf: never auto-routed)
+    rule: str = "calibrated"       # whose threshold: "policy" (the stored routing policy's) or "calibrated"
 
     @property
     def flagged(self) -> bool:
@@ -117,9 +119,17 @@ class Assessment:
             listed = ", ".join(self.unknown_words[:5]) + (", …" if len(self.unknown_words) > 5 else "")
             out.append(f"{self.unknown_count} of its {self.words} words ({self.unknown_share:.0%}) are unknown to "
                        f"the router ({listed})")
-        if self.low_confidence:
+        if self.low_confidence and self.rule == "policy":
+            if math.isinf(self.min_confidence):
+                out.append(f"the router's routing policy auto-routes no ticket predicted for {self.team}")
+            else:
+                shown, limit = shown_below(self.confidence, self.min_confidence, decimals=3)
+                out.append(f"the router's confidence {shown} is below its routing policy's threshold for "
+                           f"{self.team}, {limit}")
+        elif self.low_confidence:
             shown, limit = shown_below(self.confidence, self.min_confidence)
-            out.append(f"the router's confidence {shown} is below its calibrated threshold {limit}")
+            out.append(f"the router's confidence {shown} is below its calibrated threshold {limit} (no routing "
+                       "policy is stored)")
         return out
 
     @property
@@ -131,6 +141,8 @@ class Assessment:
         if self.unfamiliar:
             return "Unlike the tickets the router was trained on: " + "; and ".join(self.reasons) + \
                 ". Treat this prediction as a guess."
+        if self.rule == "policy":
+            return "To a person: " + self.reasons[0] + ". The policy would not auto-route this ticket."
         return "Low confidence: " + self.reasons[0] + ". Treat this prediction as a guess."
 
 
@@ -158,14 +170,26 @@ class RouterCard:
 
     def assess(self, enc: Encoded, probs: Sequence[float]) -> Assessment:
         """The flags of one ticket, typed or not, from its team probabilities: too many unknown words (above
-        `max_unknown_share`), or a confidence below the calibrated `min_confidence` recorded in router.json."""
+        `max_unknown_share`), or a confidence below `confidence_rule`'s threshold for the predicted team."""
         p = [float(x) for x in probs]
         k = max(range(len(p)), key=p.__getitem__)
         limits = self.ood
         share = enc.unknown_share
+        threshold, rule = self.confidence_rule(self.teams[k])
         return Assessment(self.teams[k], p[k], p, share, enc.distinct_unknown_words,
-                          share > limits["max_unknown_share"], p[k] < limits["min_confidence"], enc.truncated,
-                          enc.words, len(enc.unknown_words), float(limits["min_confidence"]))
+                          share > limits["max_unknown_share"], p[k] < threshold, enc.truncated,
+                          enc.words, len(enc.unknown_words), threshold, rule)
+
+    def confidence_rule(self, team: str) -> tuple[float, str]:
+        """The confidence below which a ticket predicted for `team` is flagged, and whose rule that is: the stored
+        routing policy's threshold for the team (what it does not auto-route goes to a person; inf: nothing is), so
+        every page flags by the numbers the Routing policy page shows; else the calibrated `min_confidence`."""
+        stored = self.meta.get(POLICY_KEY)
+        try:
+            value = stored["thresholds"]["thresholds"][team]
+            return (math.inf if value is None else float(value)), "policy"
+        except (KeyError, TypeError, ValueError):
+            return float(self.ood["min_confidence"]), "calibrated"
 
 
 POLICY_KEY = "policy"      # router.json's routing policy (ticketnet.policy): how predictions are acted on, not made

@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from dashboard.charts import corpus as corpus_charts
-from tests.conftest import app_test
+from tests.conftest import app_test, without_policy
 
 CORPUS = "../pages/corpus.py"
 
 
 @pytest.fixture
 def policy_scans(artifacts, valid_rows, tmp_path, monkeypatch):
-    """Two route-level scans of 50 valid tickets: "plain" by the shipped router, "shipped" by a copy of it with a
+    """Two route-level scans of 50 valid tickets: "plain" by the shipped router without its policy, "shipped" by a copy of it with a
     stored policy (precision 0.98, LAC at alpha 0.1, fitted on valid's stored predictions)."""
     from tests.corpus.conftest import sync_scan, write_csv
     from ticketnet.card import load_card
@@ -23,6 +23,7 @@ def policy_scans(artifacts, valid_rows, tmp_path, monkeypatch):
 
     folder = tmp_path / "router"
     shutil.copytree(artifacts.weights.parent, folder, ignore=shutil.ignore_patterns(".*"))
+    without_policy(folder)                        # "plain": a router that stores none
     source = write_csv(tmp_path / "in.csv", valid_rows[:50])
     sync_scan(source, tmp_path / "scans" / "plain", folder / "router.pt", "route", 50)
     fit = split_scores(artifacts.weights, "valid", artifacts.data)

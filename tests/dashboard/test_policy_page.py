@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import ODD_TEAMS, app_test
+from tests.conftest import ODD_TEAMS, app_test, without_policy
 
 POLICY = "../pages/policy.py"
 
@@ -333,7 +333,18 @@ def test_a_stored_policy_is_shown_beside_the_sliders_and_can_be_adopted(artifact
     _assert_results_match(at, folder, ["test", "handwritten"], precision=0.97)
 
 
-def test_without_a_stored_policy_the_page_says_how_to_store_one(shipped):
+def test_the_shipped_router_shows_its_stored_policy_and_a_router_without_one_says_how_to_store_one(
+        shipped, artifacts, tmp_path, monkeypatch):
+    at = _open()
+    assert any(h.value == "The router's stored policy" for h in at.header)   # precision 0.98, LAC at alpha 0.05
+    folder = tmp_path / "router"
+    folder.mkdir()
+    for name in ("router.pt", "vocab.json", "router.json"):
+        shutil.copy(artifacts.weights.parent / name, folder / name)
+    shutil.copytree(artifacts.weights.parent / "predictions", folder / "predictions")
+    without_policy(folder)
+    monkeypatch.setenv("TICKETNET_WEIGHTS", str(folder / "router.pt"))
+    monkeypatch.setenv("TICKETNET_DATA", str(artifacts.data))
     at = _open()
     assert any("has no stored policy" in c.value for c in at.caption)
 

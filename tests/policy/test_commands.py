@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.conftest import without_policy
 from ticketnet.__main__ import main
 from ticketnet.card import card_json_bytes
 from ticketnet.policy import load_policy
@@ -174,6 +175,7 @@ def test_a_scan_adds_the_policy_s_columns_and_only_with_a_policy(router, valid_r
     from ticketnet.router import Router
 
     rows = valid_rows[:30]
+    router = Router(router.model, router.vocab, router.teams, {k: v for k, v in router.meta.items() if k != "policy"})
     plain = scan_rows(router, rows, 0, level).tickets
     assert not {"auto", "team_set", "set_size"} & set(plain.columns)
     with_policy = Router(router.model, router.vocab, router.teams, {**router.meta, "policy": shipped_policy.to_json()})
@@ -194,6 +196,7 @@ def test_the_corpus_query_reads_the_automation_rate_and_set_sizes(artifacts, val
 
     folder = tmp_path / "router"
     shutil.copytree(artifacts.weights.parent, folder, ignore=shutil.ignore_patterns(".*"))
+    without_policy(folder)
     source = write_csv(tmp_path / "in.csv", valid_rows[:60])
     sync_scan(source, tmp_path / "plain", folder / "router.pt", "route", 25)
     assert query.policy_summary(query.open_scan(tmp_path / "plain")) is None   # a scan without the columns

@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
+from tests.conftest import without_policy
 from ticketnet import predictions
 from ticketnet.card import card_json_bytes, load_card
 from ticketnet.corpus.manifest import weights_hash
@@ -18,10 +19,10 @@ from ticketnet.policy import (
 
 @pytest.fixture
 def router_copy(artifacts, tmp_path):
-    """The shipped router folder with its stored predictions, copied (never written in place)."""
+    """The shipped router folder with its stored predictions, copied (never written in place), its policy out."""
     folder = tmp_path / "router"
     shutil.copytree(artifacts.weights.parent, folder, ignore=shutil.ignore_patterns(".*"))
-    return folder
+    return without_policy(folder)
 
 
 def _policy(teams, seed=0) -> Policy:
