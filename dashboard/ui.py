@@ -111,6 +111,23 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int, *, block: int,
     show_chart(charts.add_layer_to_views(base, frame))
 
 
+def heads_images(patterns, tokens: Sequence[str], query_row: int, *, block: int) -> None:
+    """The heads of one block as images (`charts.raster`), for tickets too long for a chart of n² cells, with a
+    caption that says what is lost (the per-cell tooltips) and where the numbers are (the bars below)."""
+    from dashboard.charts import raster
+
+    n = len(tokens)
+    st.caption(f"{n} tokens: each head is drawn as an image of its {n}×{n} weights (as a chart, {n * n:,} cells a "
+               "head take the browser seconds to draw). Row = the reading token, top to bottom in ticket order; "
+               "column = the token read, left to right; the query row is framed in red. The bars below give the "
+               "query row's weights by token.")
+    row = st.container(horizontal=True, gap="small")
+    for h in range(patterns.shape[0]):
+        with row.container(width="content"):
+            st.image(raster.heatmap_pixels(patterns[h], query_row), width=min(raster.IMAGE_PX, 260),
+                     caption=f"block {block} · head {h + 1} · largest weight {float(patterns[h].max()):.2f}")
+
+
 def sidebar() -> None:
     """The picked ticket in the sidebar of every page, with a link back to the table to pick another."""
     with st.sidebar:
@@ -304,6 +321,8 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         chart(probability_chart, p, list(teams), pick.team, width="stretch")
     if found and found.flagged:
         st.warning(md_escape(found.message), icon=":material/report:")
+    elif found:
+        st.caption(md_escape(narrative.trust_sentence(found, teams[k])))
 
 
 def assessment(text: str, probs: Sequence[float], whole_thread: bool = False):

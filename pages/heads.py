@@ -8,6 +8,7 @@ import streamlit as st
 from dashboard import narrative, state, ui, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
+from dashboard.charts import raster
 from dashboard.data import interventions, model, splits
 from dashboard.narrative import interventions as intervention_words
 from dashboard.text import md_escape
@@ -56,7 +57,10 @@ with c3:
 
 W = patterns[block - 1]                          # (h, n, n)
 st.subheader(f"Block {block}: the {n_heads} heads")
-ui.heads_row(W, tokens, query_row, block=block, head_importance=importance)
+if len(tokens) >= raster.RASTER_FROM_TOKENS:
+    ui.heads_images(W, tokens, query_row, block=block)
+else:
+    ui.heads_row(W, tokens, query_row, block=block, head_importance=importance)
 
 # -- what the query token reads ---------------------------------------------------------------------------------
 st.subheader(f"What {md_escape(narrative.quote(tokens[query_row]))} (position {query_row}) reads in block {block}")

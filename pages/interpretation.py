@@ -39,6 +39,7 @@ text_key = pick.text_key
 with st.container(border=True):
     ui.ticket_header(pick, ins.probs, teams, ins.tokens)
     ui.notices(ins.encoded)
+    answer = st.empty()                            # why this route: filled once the effects are computed below
 
 predicted = int(ins.predicted)
 interp_view = views.interpretation(text_key, teams, predicted, {
@@ -67,6 +68,9 @@ if has_effect:                                     # the token effects in the un
     shown_tokens = ti.per_token.assign(**{
         REMOVAL: removal_support(cf.base, cf.removed, target, unit).double().numpy(),
         UNK: removal_support(cf.base, cf.replaced, target, unit).double().numpy()})
+
+if has_effect:
+    answer.markdown("**" + md_escape(narrative.why_sentence(ti.tokens, shown_tokens[REMOVAL], team, unit)) + "**")
 
 # -- per-token effect beside attention --------------------------------------------------------------------------
 st.header("What each token does, beside what attention says", divider="gray")

@@ -423,3 +423,43 @@ def unaligned_sentence(tokens_a: Sequence[str], tokens_b: Sequence[str], a_to_b:
         parts.append(f"{nb} of the edit's tokens have none in the ticket ({b})")
     return ("Unaligned, drawn grey and never patched: " + "; ".join(parts) + ". Other positions are paired by the "
             "longest common subsequence of the two token lists, words replaced one for one paired too.")
+
+
+# -- the answer first: why this route, and can it be trusted --------------------------------------------------------
+def why_sentence(tokens: Sequence[str], support, team: str, unit: str = "prob", k: int = 3) -> str:
+    """Why the router routes to `team`, in one sentence: the `k` tokens whose deletion lowers its score most
+    (`support`: each token's deletion as support for `team`, in `unit`), or that no single token carries it."""
+    s = _np(support)
+    n = len(tokens)
+    if n < 2 or s.shape != (n,):
+        return f"This ticket has a single token: there is no deletion to say why it goes to {team}."
+    order = [int(i) for i in np.argsort(-s, kind="stable")[:k] if s[i] > 0]
+    small = SMALL_EFFECTS[unit]
+    if not order or s[order[0]] < small:
+        return (f"No single word carries the route to {team}: deleting any one of the {n} tokens moves "
+                f"{score_name(team, unit)} by under {fmt(small)}, so the prediction rests on many words together.")
+    parts = [f"{quote(tokens[i])} ({fmt(s[i])})" for i in order if s[i] >= small]
+    words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f"Why {team}: deleting {words} lowers {score_name(team, unit)} most "
+            f"({'the word' if len(parts) == 1 else 'the words'} the route rests on).")
+
+
+def trust_sentence(assessment, team: str) -> str:
+    """Whether to trust the route, by the rule every page flags by (`RouterCard.assess`): the stored routing policy's
+    threshold for the team, else the calibrated low-confidence threshold, and unknown words."""
+    if assessment is None:
+        return "Trust it? There is nothing the router can read in this ticket."
+    if assessment.unfamiliar:
+        return ("Trust it? No: the ticket is unlike the ones the router was trained on, so treat the route as a "
+                "guess and check it by hand.")
+    if assessment.rule == "policy":
+        if assessment.low_confidence:
+            return (f"Trust it? Not alone: below the routing policy's threshold for {team}, this ticket would go to "
+                    "a person with its shortlist of teams.")
+        return (f"Trust it? The routing policy would auto-route it: its confidence {assessment.confidence:.3f} clears "
+                f"the threshold for {team} ({assessment.min_confidence:.3f}), fitted on valid for its precision target.")
+    if assessment.low_confidence:
+        return (f"Trust it? Not alone: its confidence {assessment.confidence:.2f} is below the router's calibrated "
+                f"threshold {assessment.min_confidence:.2f}; check the route by hand.")
+    return (f"Trust it? Its confidence {assessment.confidence:.2f} clears the router's calibrated threshold "
+            f"{assessment.min_confidence:.2f} (no routing policy is stored).")

@@ -313,13 +313,16 @@ def test_a_valid_ticket_under_the_calibrated_threshold_is_flagged_for_its_confid
         pytest.skip("T-94617 is in the shipped valid split")
     at = app_test(ticket="T-94617").run()
     _ok(at)
-    flags = [_plain(w.value) for w in at.warning if "Treat this prediction as a guess" in w.value]
-    assert flags == ["Low confidence: the router's confidence 0.68 is below its calibrated threshold 0.85. Treat "
-                     "this prediction as a guess."]
+    # One rule on every page: the shipped router's stored routing policy (its threshold for the predicted team).
+    flags = [_plain(w.value) for w in at.warning if w.value.startswith("To a person")]
+    assert len(flags) == 1 and re.fullmatch(r"To a person: the router's confidence 0\.6\d+ is below its routing "
+                                            r"policy's threshold for \w+, 0\.\d{3}\. The policy would not "
+                                            r"auto-route this ticket\.", flags[0]), flags
     assert not any("Unlike the tickets" in w.value for w in at.warning)
     at = app_test().run()                                                    # T-65052, confident: no flag
     _ok(at)
-    assert not any("Treat this prediction as a guess" in w.value for w in at.warning)
+    assert not any(w.value.startswith("To a person") for w in at.warning)
+    assert any("The routing policy would auto-route it" in _plain(c.value) for c in at.caption)
 
 
 def test_one_token_read_is_singular(app_env):
@@ -467,3 +470,21 @@ def test_an_unknown_router_in_a_link_is_said_not_replaced_silently(app_env):
     _ok(at)
     assert any("router 'nope'" in w.value.replace("\\", "") and "showing larkfield instead" in w.value
                for w in at.warning)
+
+
+def test_a_long_ticket_draws_its_heads_as_images_and_a_short_one_as_charts(app_env):
+    from dashboard.data import store
+
+    text = " ".join(["my card was charged twice for one order and I would like a refund please"] * 10)   # 160 tokens
+    at = app_test(ticket="custom", ztext=store.pack_text(text))
+    at.switch_page(HEADS)
+    at.run()
+    _ok(at)
+    images = at.get("image")
+    assert len(images) == 4, "one image per head of the block"
+    assert any("each head is drawn as an image" in c.value for c in at.caption)
+    short = app_test()
+    short.switch_page(HEADS)
+    short.run()
+    _ok(short)
+    assert not short.get("image")

@@ -141,3 +141,33 @@ def test_no_evidence_says_why_in_one_line():
     assert "corpus ticket" in narrative.no_evidence_sentence(Pick("custom", "x", corpus_id="T-1")).lower()
     assert narrative.no_evidence_sentence(Pick("T-1", "x", split="valid")).startswith("T-1 has no annotated")
     assert "could not be found" in narrative.no_evidence_sentence(Pick("T-1", "x", split="valid", evidence="zz"))
+
+
+# -- the answer first ---------------------------------------------------------------------------------------------------
+def test_why_names_the_words_whose_deletion_lowers_the_team_most_in_the_pages_unit():
+    tokens = ["my", "card", "was", "charged", "twice"]
+    assert narrative.why_sentence(tokens, [0.01, 1.2, -0.3, 0.8, 0.4], "payments", "logit_diff") == (
+        "Why payments: deleting “card” (1.20), “charged” (0.80) and “twice” (0.40) lowers the log-odds of payments "
+        "most (the words the route rests on).")
+    assert narrative.why_sentence(tokens, [0.0, 0.3, 0.0, 0.01, 0.0], "payments", "prob").startswith(
+        "Why payments: deleting “card” (0.30) lowers p(payments) most (the word the route")
+    quiet = narrative.why_sentence(tokens, [0.01, 0.02, 0.0, 0.01, 0.0], "payments", "prob")
+    assert quiet.startswith("No single word carries the route to payments") and "under 0.05" in quiet
+    assert "single token" in narrative.why_sentence(["refund"], [0.5], "payments")
+
+
+def test_trust_reads_the_rule_every_page_flags_by():
+    from ticketnet.card import Assessment
+
+    def made(**kw):
+        base = dict(team="payments", confidence=0.97, probs=[0.97, 0.03], unknown_share=0.0, unknown_words=[],
+                    unfamiliar=False, low_confidence=False, truncated=False, min_confidence=0.9687, rule="policy")
+        return Assessment(**{**base, **kw})
+
+    assert narrative.trust_sentence(made(), "payments") == (
+        "Trust it? The routing policy would auto-route it: its confidence 0.970 clears the threshold for payments "
+        "(0.969), fitted on valid for its precision target.")
+    assert "would go to a person" in narrative.trust_sentence(made(low_confidence=True), "payments")
+    assert "no routing policy is stored" in narrative.trust_sentence(made(rule="calibrated", min_confidence=0.85),
+                                                                     "payments")
+    assert narrative.trust_sentence(made(unfamiliar=True), "payments").startswith("Trust it? No: the ticket is unlike")
