@@ -25,8 +25,10 @@ projection = controls.segmented_control(
     "Projection", PROJECTIONS, default="PCA", key="map_projection", required=True,
     help="PCA: the two directions of most variance (fast, exact). UMAP: keeps each ticket's nearest neighbours "
          "together (seeded, so the same every time; slower, computed once per router and split).") or "PCA"
-with st.spinner(f"Mapping the {split} split by {projection} (once per router and split)…"):
+with st.spinner(f"Mapping the {split} split by {projection} (once per router and split; UMAP of a large split "
+                "takes about half a minute)…"):
     table = ticketmap.split_map(split, projection)
+ticketmap.warm_neighbours()                       # the nearest training tickets, ready by the time a row is picked
 table, label_source = ticketmap.with_label_quality(table, split, st.session_state.get("labels_source"))
 options = charts.colourings(table)
 label = controls.container(width=220).selectbox("Colour by", [c.label for c in options], key="map_colour")
@@ -39,7 +41,8 @@ notes = [n for n in (charts.sampled_note(len(frame), len(ticketmap.texts(split))
                      if label_source and colouring.column == ticketmap.LABEL_QUALITY else None) if n]
 if notes:
     st.caption(" ".join(md_escape(n) for n in notes))
-event = st.altair_chart(charts.map_chart(frame, colouring, teams, projection), key=f"map_{split}_{projection}",
+picked_id = state.current().ticket_id                     # ringed on the map where it is drawn
+event = st.altair_chart(charts.map_chart(frame, colouring, teams, projection, picked_id), key=f"map_{split}_{projection}",
                         on_select="rerun", selection_mode=[charts.BOX, charts.CLICK], width="stretch")
 ids = charts.selected_ids(frame, event)
 

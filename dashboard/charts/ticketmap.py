@@ -106,13 +106,31 @@ def point_size(n: int) -> int:
     return 60 if n <= 500 else 30 if n <= 5_000 else 14
 
 
-def map_chart(frame: pd.DataFrame, colouring: Colouring, teams: Sequence[str], projection: str) -> alt.Chart:
+PICKED_COLOUR = "#111111"
+
+
+def map_chart(frame: pd.DataFrame, colouring: Colouring, teams: Sequence[str], projection: str,
+              picked: str | None = None) -> alt.Chart | alt.LayerChart:
     """Every ticket of `frame` (map_frame's) as a point; drag a box or click a point (shift-click for more) to pick
-    tickets: the chart's selections are BOX (over x and y) and CLICK (by ticket_id)."""
+    tickets: the chart's selections are BOX (over x and y) and CLICK (by ticket_id). The `picked` ticket (the one
+    every page shows), where the frame holds it, is ringed and named."""
     box = alt.selection_interval(name=BOX, encodings=["x", "y"])
     click = alt.selection_point(name=CLICK, fields=["ticket_id"], on="click", clear="dblclick")
     dot = point_size(len(frame))
     size = alt.when(click, empty=False).then(alt.value(dot * 5)).otherwise(alt.value(dot))
+    points = _points(frame, colouring, teams, projection, box, click, size)
+    here = frame[frame["ticket_id"] == picked] if picked else frame.iloc[:0]
+    if not len(here):
+        return points
+    xy = dict(x="x:Q", y="y:Q")
+    ring = alt.Chart(here).mark_point(shape="circle", size=dot * 9, filled=False, strokeWidth=2.5,
+                                      color=PICKED_COLOUR).encode(**xy)
+    name = alt.Chart(here).mark_text(align="left", dx=9, dy=-9, fontWeight="bold", fontSize=12,
+                                     color=PICKED_COLOUR).encode(**xy, text="ticket_id:N")
+    return alt.layer(points, ring, name)
+
+
+def _points(frame, colouring, teams, projection, box, click, size) -> alt.Chart:
     return alt.Chart(frame).mark_circle(opacity=0.75).encode(
         x=alt.X("x:Q", title=f"{projection} 1", axis=alt.Axis(labels=False, ticks=False, grid=False)),
         y=alt.Y("y:Q", title=f"{projection} 2", axis=alt.Axis(labels=False, ticks=False, grid=False)),

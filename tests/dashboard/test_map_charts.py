@@ -92,3 +92,16 @@ def test_a_box_or_clicks_pick_exactly_the_tickets_under_them():
     assert charts.selected_ids(frame, {"selection": {charts.CLICK: clicked, charts.BOX: box}}) == ["T-3", "T-7"]
     assert charts.selected_ids(frame, None) == []
     assert charts.selected_ids(frame, {"selection": {charts.BOX: {}, charts.CLICK: []}}) == []
+
+
+def test_the_picked_ticket_is_ringed_and_named_where_the_map_draws_it():
+    table = _table(40, ODD_TEAMS)
+    frame = charts.map_frame(table, _by_label("true team"), ODD_TEAMS)
+    picked = str(frame["ticket_id"].iloc[3])
+    spec = charts.map_chart(frame, _by_label("true team"), ODD_TEAMS, "PCA", picked).to_dict()
+    points, ring, name = spec["layer"]
+    params = spec.get("params", []) + points.get("params", [])
+    assert {p["name"] for p in params} == {charts.BOX, charts.CLICK}               # the selections still work
+    assert ring["mark"]["filled"] is False and name["encoding"]["text"]["field"] == "ticket_id"
+    assert [r["ticket_id"] for r in spec["datasets"][ring["data"]["name"]]] == [picked]
+    assert "layer" not in charts.map_chart(frame, _by_label("true team"), ODD_TEAMS, "PCA", "T-not-here").to_dict()

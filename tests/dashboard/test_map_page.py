@@ -46,8 +46,9 @@ def test_larkfield_box_picks_the_tickets_inside_and_a_row_shows_its_nearest_trai
     at = _open_map()
     assert at.title[0].value == "Ticket map"
     assert at.segmented_control(key="map_split").options == ["valid", "test", "train sample", "handwritten"]
+    # valid has a shipped label-issues result (the baseline's out-of-fold probabilities): its score colours too
     assert [o for o in at.selectbox(key="map_colour").options] == ["true team", "predicted team", "confidence",
-                                                                  "misrouted"]
+                                                                  "misrouted", "label-issue score"]
     assert len(at.get("vega_lite_chart")) == 1
     table = _stored_map(artifacts.weights, artifacts.data)
     assert len(table) == 1_500
