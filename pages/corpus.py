@@ -257,7 +257,7 @@ disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, step=0.01, k
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
 sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
 has_doubt = labelled and corpus_data.has_label_confidence(scan)
-doubt = f[7].slider("Labels the router doubts", 0.0, 1.0, step=0.01, key="corpus_doubt",
+doubt = f[7].slider("Router's p(given team) at most", 0.0, 1.0, step=0.01, key="corpus_doubt",
                     disabled=not has_doubt,
                     help="tickets whose given team the router gives a probability below this (1: every ticket)"
                     + ("" if has_doubt else "; this scan has no labels, or was made before scans carried it"))

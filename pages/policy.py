@@ -13,6 +13,14 @@ from dashboard.text import md_escape
 MESSAGES_SHOWN = 3               # per-team messages in the warning; a 12-team router's others fold away
 
 
+def narrow(df) -> dict:
+    """Column widths for a summary table: counts and names small, so at 1000 px the columns with intervals
+    ("97.2 % (95.6–98.4)") keep their width and nothing is cut at the table's edge."""
+    return {c: st.column_config.Column(width="small") for c in df.columns
+            if c in ("split", "tickets", "auto-routed", "misroutes", "predicted", "threshold", "stored threshold",
+                     "policy", "empty sets", "asked (1 − α)", "mean set size", "one team")}
+
+
 def draw(template, args: tuple, data: dict) -> None:
     """A chart template, built and converted once per `args` (its structure), drawn with this run's `data`."""
     spec = ui.chart_spec(template, *args)
@@ -114,7 +122,8 @@ for split in on_splits:
                     help=f"misrouted auto-routed tickets per 10,000 incoming ones ({overall['misroutes']:,} on the "
                          f"{overall['n']:,} tickets); 95 % interval "
                          f"{policy_words.interval_text(overall['misroutes_per_10000'])}")
-st.dataframe(policy_words.results_table(results), hide_index=True, width="stretch")
+summary = policy_words.results_table(results)
+st.dataframe(summary, hide_index=True, width="stretch", column_config=narrow(summary))
 
 st.subheader("Prediction sets")
 if sets_problem:
@@ -123,7 +132,8 @@ else:
     st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {policy_words.percent(1 - alpha, 0)} for "
                "tickets drawn like valid's (split-conformal, calibrated on valid); the share measured on each split "
                "is shown with its Wilson 95 % interval.")
-    st.dataframe(policy_words.sets_table(set_results, alpha), hide_index=True, width="stretch")
+    sets_summary = policy_words.sets_table(set_results, alpha)
+    st.dataframe(sets_summary, hide_index=True, width="stretch", column_config=narrow(sets_summary))
     for note in policy_words.coverage_notes(set_results, alpha):
         st.info(md_escape(note), icon=":material/info:")
 
@@ -157,8 +167,8 @@ draw(policy_charts.team_thresholds_template,
      (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line), target_line is not None,
       policy_charts.threshold_low(per_team)),
      policy_charts.team_thresholds_data(per_team, target_line))
-st.dataframe(policy_words.per_team_table(per_team, stored if not isinstance(stored, str) else None),
-             hide_index=True, width="stretch")
+team_table = policy_words.per_team_table(per_team, stored if not isinstance(stored, str) else None)
+st.dataframe(team_table, hide_index=True, width="stretch", column_config=narrow(team_table))
 
 # -- the stored policy ----------------------------------------------------------------------------------------------
 if isinstance(stored, str):
@@ -168,8 +178,8 @@ elif stored is not None:
     st.caption(md_escape(policy_words.stored_sentence(stored)) + " `predict` and `scan` use it for their `auto` and "
                "`team_set` columns.")
     stored_results = {split: policy_data.stored_results(split) for split in on_splits}
-    st.dataframe(policy_words.comparison_table(results, set_results, stored_results), hide_index=True,
-                 width="stretch")
+    side_by_side = policy_words.comparison_table(results, set_results, stored_results)
+    st.dataframe(side_by_side, hide_index=True, width="stretch", column_config=narrow(side_by_side))
     st.button("Set the sliders to the stored policy", icon=":material/settings_backup_restore:",
               key="policy_adopt_stored", on_click=views.adopt_stored_policy, args=(stored,))
 else:

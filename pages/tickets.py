@@ -188,19 +188,21 @@ config = {
     "correct": st.column_config.CheckboxColumn("correct", width="small"),
     "tokens": st.column_config.NumberColumn("tokens", width="small", help="length in tokens (the router reads "
                                                                           f"at most {card.max_len})"),
-    "set_aside_chars": st.column_config.NumberColumn("set aside", width="small",
+    "set_aside_chars": st.column_config.NumberColumn("not read (chars)", width="small",
                                                      help="characters of quoted history, forwarded chain or "
                                                           "signature the router did not read"),
-    "pattern": st.column_config.TextColumn("pattern", width="small",
+    "pattern": st.column_config.TextColumn("how written", width="small",
                                            help="how the ticket was written: plain, negated, two topics, "
                                                 "ambiguous, noisy (mislabelled on purpose)"),
     DISAGREEMENT: st.column_config.NumberColumn(
-        "disagrees", format="%.2f", width="small",
+        "attention vs effect", format="%.2f", width="small",
         help="Attention disagrees with effect: (1 − Kendall τ between attention rollout and the removal effect) / 2: 0 = rollout ranks tokens "
              "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed. Sort to find where attention "
              "misleads."),
-    TAU_ROLLOUT: st.column_config.NumberColumn("τ rollout", format="%.2f", width="small",
-                                               help="Kendall τ between attention rollout and the removal effect"),
+    TAU_ROLLOUT: st.column_config.NumberColumn("rank agreement", format="%.2f", width="small",
+                                               help="Kendall τ between attention rollout and the removal effect: 1 = "
+                                                    "rollout ranks the words as deleting them matters, 0 = unrelated, "
+                                                    "−1 = reversed"),
 }
 st.space("small")                # room for the table's hover toolbar, which floats above the table's top edge
 st.dataframe(rows, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,

@@ -366,3 +366,24 @@ def test_the_per_token_table_is_in_the_unit_chosen_and_says_so(app_env, router):
     # The same token's support has the same sign in both units (logit difference and p(team) move together).
     assert (logit["removal: support (logit difference)"][top] > 0) == (prob["removal: support (probability)"][top] > 0)
     assert not logit["removal: support (logit difference)"].equals(prob["removal: support (probability)"])
+
+
+@pytest.mark.parametrize("page", ["tickets", "heads", "interpretation", "corpus", "map", "compare", "policy",
+                                  "label_issues", "formula", "verification", "cost"])
+def test_no_widget_takes_a_default_and_a_session_value_both(app_env, monkeypatch, page):
+    # The server log warned that "signals_shown" was created with a default value and also set through the
+    # Session State API: a page's view seeds its widgets through the session only, and they take no default.
+    from streamlit.elements.lib import policies
+
+    said: list[str] = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda message, *args, **kw: said.append(message % args))
+    at = app_test().run()
+    if page != "tickets":
+        at.switch_page(f"../pages/{page}.py").run()
+    at.run()                                                   # a rerun: the seeded widgets drawn again
+    if page == "interpretation":                               # the switch that rewrites the signal lists
+        at.segmented_control(key="phrase_signals").set_value("on").run()
+        at.segmented_control(key="phrase_signals").set_value("off").run()
+    assert not at.exception
+    assert not [m for m in said if "default value" in m], said
