@@ -6,9 +6,9 @@ BIN    := $(VENV)/bin
 PORT   ?= 8501
 
 .PHONY: run team test test-fast bench load-test load-test-browser capacity chromium haproxy jemalloc clean corpus-demo \
-	bench-corpus
+	bench-corpus hooks
 
-run: $(VENV)/.run-deps jemalloc
+run: $(VENV)/.run-deps jemalloc hooks
 	$(BIN)/python -m dashboard --server.port $(PORT)
 
 # For a team: PROCESSES dashboard servers (default one per core) behind HAProxy on PORT, each analyst kept on one.
@@ -16,7 +16,7 @@ PROCESSES ?= $(shell nproc 2>/dev/null || echo 2)
 team: $(VENV)/.run-deps haproxy jemalloc
 	$(BIN)/python -m dashboard.team --processes $(PROCESSES) --port $(PORT)
 
-test: $(VENV)/.dev-deps chromium haproxy jemalloc
+test: $(VENV)/.dev-deps chromium haproxy jemalloc hooks
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.dev-deps
@@ -55,6 +55,10 @@ $(VENV)/.run-deps: requirements.txt constraints.txt pyproject.toml
 $(VENV)/.dev-deps: $(VENV)/.run-deps requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $@
+
+# Commit subjects of 72 characters at most (.githooks/commit-msg), in a clone of the repository.
+hooks:
+	@git rev-parse --git-dir >/dev/null 2>&1 && git config core.hooksPath .githooks || true
 
 # The end-to-end test drives Debian's Chromium (browser downloads are impossible here).
 chromium:
