@@ -93,3 +93,17 @@ def test_a_signal_is_added_by_its_registry_entry_and_its_method(monkeypatch):
     assert "position" in set(ti.agreement["signal"]) and "position" in set(ti.eraser["signal"])
     assert ti.evidence.set_index("signal").loc["position", "auprc"] == 1.0       # the last token is the evidence
     assert set(ti.scores.signal) - set(before.scores.signal) == {"position"}
+
+
+def test_every_lazy_name_of_the_package_resolves_to_its_module():
+    # `ticketnet.interpret` imports its names on first use; a name whose module moved would fail only when used.
+    import importlib
+
+    import ticketnet.interpret as interpret
+
+    for name, module in interpret._LAZY.items():
+        found = getattr(interpret, name)
+        home = importlib.import_module(f"ticketnet.interpret.{module}")
+        assert getattr(home, name) is found, name
+    for package in ("methods", "interventions", "metrics"):
+        assert importlib.import_module(f"ticketnet.interpret.{package}").__file__.endswith("__init__.py")

@@ -1,0 +1,1 @@
+"""How a token score compares with the removal effect: rank agreement, disagreements, ERASER, evidence recovery."""
