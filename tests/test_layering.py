@@ -53,8 +53,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(package.rglob("*.py"))}
 
 
 def imports(path: Path, known: set[str]) -> set[str]:
@@ -71,7 +71,7 @@ def imports(path: Path, known: set[str]) -> set[str]:
 
 
 def part(module: str) -> str:
-    """The layer a ticketnet module belongs to: its subpackage, or the top-level module's own name."""
+    """The layer a module of a package belongs to: its subpackage, or the top-level module's own name."""
     rest = module.split(".")[1:] or ["__init__"]
     return rest[0]
 
@@ -100,28 +100,34 @@ def test_each_layer_reads_only_the_layers_below(graph):
             assert part(dep) in allowed | {part(module)}, f"{module} may not import {dep}"
 
 
-def test_no_import_cycles(graph):
-    inside = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
-    # A package's __init__ re-exports its modules: that edge is the package's API, not a dependency of theirs.
-    inside = {m: {d for d in deps if not m.startswith(d + ".")} for m, deps in inside.items()}
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """An import cycle among the graph's own modules (function-level imports included), or None. A package's
+    __init__ re-exports its modules: that edge is the package's API, not a dependency of theirs."""
+    inside = {m: {d for d in deps if d in graph and d != m and not m.startswith(d + ".")} for m, deps in graph.items()}
     state: dict[str, int] = {}
     stack: list[str] = []
 
-    def visit(m: str) -> None:
+    def visit(m: str) -> list[str] | None:
         state[m] = 1
         stack.append(m)
         for d in sorted(inside[m]):
             if state.get(d) == 1:
-                cycle = stack[stack.index(d):] + [d]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
-            if d not in state:
-                visit(d)
+                return stack[stack.index(d):] + [d]
+            if d not in state and (found := visit(d)):
+                return found
         stack.pop()
         state[m] = 2
+        return None
 
     for m in sorted(inside):
-        if m not in state:
-            visit(m)
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+def test_no_import_cycles(graph):
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 def test_the_checker_sees_a_cycle_and_a_forbidden_import(tmp_path):
@@ -159,35 +165,26 @@ DASHBOARD_MAY_IMPORT: dict[str, set[str]] = {
 STDLIB_ONLY_BUT_STREAMLIT = ("view",)
 
 
-def dashboard_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(DASHBOARD.rglob("*.py"))}
-
-
-def dashboard_part(module: str) -> str:
-    rest = module.split(".")[1:] or ["__init__"]
-    return rest[0]
-
-
 @pytest.fixture(scope="module")
 def dashboard_graph() -> dict[str, set[str]]:
-    mods = dashboard_modules()
+    mods = modules(DASHBOARD)
     return {m: imports(p, set(mods)) for m, p in mods.items()}
 
 
 def test_each_dashboard_layer_reads_only_the_layers_below(dashboard_graph):
-    assert {dashboard_part(m) for m in dashboard_graph} <= set(DASHBOARD_MAY_IMPORT), "a new part needs its rule"
+    assert {part(m) for m in dashboard_graph} <= set(DASHBOARD_MAY_IMPORT), "a new part needs its rule"
     for module, deps in dashboard_graph.items():
-        allowed = DASHBOARD_MAY_IMPORT[dashboard_part(module)]
+        allowed = DASHBOARD_MAY_IMPORT[part(module)]
         for dep in (d for d in deps if d == "dashboard" or d.startswith("dashboard.")):
             assert dep != "dashboard", f"{module} imports the dashboard package itself"
-            assert dashboard_part(dep) in allowed | {dashboard_part(module)}, f"{module} may not import {dep}"
+            assert part(dep) in allowed | {part(module)}, f"{module} may not import {dep}"
 
 
 def test_the_view_layer_imports_streamlit_and_the_standard_library_only(dashboard_graph):
     import sys
 
     for module, deps in dashboard_graph.items():
-        if dashboard_part(module) not in STDLIB_ONLY_BUT_STREAMLIT:
+        if part(module) not in STDLIB_ONLY_BUT_STREAMLIT:
             continue
         outside = sorted(d for d in deps if d.split(".")[0] not in sys.stdlib_module_names
                          and d.split(".")[0] not in ("streamlit", "__future__"))
@@ -202,26 +199,14 @@ def test_the_data_layer_never_reads_a_session():
 
 
 def test_no_import_cycles_in_the_dashboard(dashboard_graph):
-    inside = {m: {d for d in deps if d in dashboard_graph and d != m and not m.startswith(d + ".")}
-              for m, deps in dashboard_graph.items()}
-    done: set[str] = set()
-
-    def visit(m: str, path: list[str]) -> None:
-        if m in path:
-            pytest.fail("import cycle: " + " -> ".join(path[path.index(m):] + [m]))
-        if m in done:
-            return
-        for d in sorted(inside[m]):
-            visit(d, [*path, m])
-        done.add(m)
-
-    for m in sorted(inside):
-        visit(m, [])
+    cycle = find_cycle(dashboard_graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]        # the check can fail
 
 
 def test_the_dashboard_checker_sees_a_forbidden_import_inside_a_function(tmp_path):
     fake = tmp_path / "corpus.py"
     fake.write_text("def f():\n    from dashboard import state\n    from dashboard.charts import policy\n")
     deps = imports(fake, {"dashboard.state", "dashboard.charts.policy"})
-    bad = [d for d in deps if dashboard_part(d) not in DASHBOARD_MAY_IMPORT["data"] | {"data"}]
+    bad = [d for d in deps if part(d) not in DASHBOARD_MAY_IMPORT["data"] | {"data"}]
     assert sorted(bad) == ["dashboard.charts.policy", "dashboard.state"]
