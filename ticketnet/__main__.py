@@ -8,6 +8,8 @@ import signal
 import sys
 from pathlib import Path
 
+ROUTER_HELP = "a router folder (default: $TICKETNET_ROUTER, else the shipped weights/)"
+
 
 def _synth(args: argparse.Namespace) -> int:
     from ticketnet.data.synth import write_splits
@@ -38,6 +40,20 @@ def _synth(args: argparse.Namespace) -> int:
     for split, path in paths.items():
         print(f"{split}: {path}")
     return 0
+
+
+def _synth_parser(sub) -> None:
+    from ticketnet.paths import SYNTH_SEED
+
+    p = sub.add_parser("synth", help="write data/train.csv, valid.csv, test.csv from the fixed-seed generator")
+    p.add_argument("--out", help="folder to write to (default: the shipped data/)")
+    p.add_argument("--seed", type=int, help=f"generator seed (default: {SYNTH_SEED}; with --corpus its own)")
+    p.add_argument("--corpus", type=int, metavar="N",
+                   help="write N corpus tickets (ids C-NNNNNNNN) as Parquet files of 50,000 rows under --out")
+    p.add_argument("--settled-share", type=float, default=0.0, metavar="P",
+                   help="share of replies that close an earlier, settled matter of another team before or after the "
+                        "request (default 0: the shipped splits have none)")
+    p.set_defaults(func=_synth)
 
 
 def _router_weights(args: argparse.Namespace) -> Path:
@@ -122,6 +138,62 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_parser(sub) -> None:
+    from ticketnet.paths import TRAIN_SEED
+
+    p = sub.add_parser("train", help="train a router on a folder of splits or on one export file, written atomically")
+    p.add_argument("--data", help="a folder with train/valid/test.csv (default: data/), or one CSV/Parquet export "
+                                  "to split into train/valid/test inside the router folder")
+    p.add_argument("--out", help="the router folder (default: weights/; needed with an export, e.g. routers/mine)")
+    p.add_argument("--text-column", action="append", metavar="NAME[,NAME]",
+                   help="export column(s) holding the text, joined one per line (default: text, else the subject, title, "
+                        "body, description or message columns the export has; e.g. subject,body)")
+    p.add_argument("--team-column", help="export column holding the team (default: team)")
+    p.add_argument("--id-column", help="export column holding the ticket id (default: ticket_id; made up if absent)")
+    p.add_argument("--split", default=DEFAULT_SPLIT, help=f"train,valid,test fractions of an export, stratified by "
+                                                          f"team (default: {DEFAULT_SPLIT})")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, help=f"the run's seed, and the export split's unless --split-seed is "
+                                                f"given (default: {TRAIN_SEED})")
+    seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
+                       help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
+                            "--seeds 0-4, 35 min on 2 cores)")
+    p.add_argument("--split-seed", type=int, metavar="S",
+                   help="seed of an export's train/valid/test split (default: the run's --seed); two runs with one "
+                        "split seed share their splits, so the Compare page can set them side by side")
+    p.add_argument("--keep-all-seeds", action="store_true",
+                   help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
+                        "dashboard lists them as <name>/seed-<k> to compare)")
+    p.add_argument("--epochs", type=int,
+                   help="passes over train (default: by the recipe, 12 large, 40 small, 3 finetune)")
+    p.add_argument("--recipe", choices=("large", "small", "finetune"),
+                   help="training recipe (default: finetune with --init-from, else small below 5,000 training "
+                        "tickets, else large)")
+    p.add_argument("--init-from", metavar="ROUTER",
+                   help="start from this router (its folder or router.pt): its shape, vocabulary, teams and weights, "
+                        "then the finetune recipe (3 epochs at lr 1e-3); e.g. --init-from weights")
+    p.add_argument("--new-vocabulary", action="store_true",
+                   help="with --init-from: build the vocabulary from the new training tickets (as from scratch); "
+                        "a word the router knew keeps its embedding, a new one starts at its <unk> embedding")
+    p.add_argument("--keep", type=float, default=0.0, metavar="W",
+                   help="weight of a distillation term that keeps a router's probabilities on the training tickets "
+                        "it already routes right: --keep-from's, else --init-from's (default 0: none)")
+    p.add_argument("--keep-from", metavar="ROUTER",
+                   help="with --keep: the router to keep (its folder or router.pt; its own vocabulary, same teams)")
+    p.add_argument("--evaluate-on", metavar="FOLDER",
+                   help="score the router on this folder's splits instead: its card, baseline and stored "
+                        "predictions (--data is trained on and picks the epoch); e.g. a fine-tune on a regenerated "
+                        "draw, synth --settled-share 0.15 --out X, scored on the shipped data/")
+    p.add_argument("--lr", type=float, help="peak learning rate (default: by the recipe)")
+    p.add_argument("--d", type=int, help="model width (default 64)")
+    p.add_argument("--heads", type=int, help="heads per block (default 4)")
+    p.add_argument("--blocks", type=int, help="encoder blocks (default 2)")
+    p.add_argument("--d-ff", type=int, help="feed-forward width (default 128)")
+    p.add_argument("--max-len", type=int, help="tokens read per ticket (default 256)")
+    p.add_argument("--threads", type=int, default=2)
+    p.set_defaults(func=_train)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from ticketnet.data.tickets import load_split
     from ticketnet.paths import router_data
@@ -150,6 +222,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate_parser(sub) -> None:
+    p = sub.add_parser("evaluate", help="score the router on a labelled split (valid, test, handwritten, ...) or CSV")
+    p.add_argument("split", nargs="?", help="split name in the router's data or a path to a .csv (default: "
+                                            "handwritten where the data has it, else test)")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_evaluate)
+
+
 def _baseline(args: argparse.Namespace) -> int:
     from ticketnet.train import record_baseline
 
@@ -159,6 +240,14 @@ def _baseline(args: argparse.Namespace) -> int:
         print(f"baseline on {split}: accuracy {m['accuracy']:.4f}, macro F1 {m['macro_f1']:.4f} (n = {m['n']:,})")
     print(f"recorded in {weights.parent / 'router.json'} (C {base['C']:g}, {base['seconds']:.0f} s)")
     return 0
+
+
+def _baseline_parser(sub) -> None:
+    p = sub.add_parser("baseline", help="fit the TF-IDF + logistic regression baseline on a router's splits and "
+                                        "record it in its router.json (training does this too)")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_baseline)
 
 
 def _predictions(args: argparse.Namespace) -> int:
@@ -173,6 +262,15 @@ def _predictions(args: argparse.Namespace) -> int:
         print(f"{split}: {entry['tickets']:,} tickets, accuracy {entry['accuracy']:.4f}")
     print(f"written to {weights.parent / FOLDER}")
     return 0
+
+
+def _predictions_parser(sub) -> None:
+    p = sub.add_parser("predictions", help="write the router's predictions on valid, test and handwritten beside its "
+                                           "weights (training does this too), for the dashboard's first page")
+    p.add_argument("--data", help="folder with the split CSVs (default: the router's data)")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_predictions)
 
 
 def _predict(args: argparse.Namespace) -> int:
@@ -210,6 +308,17 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _predict_parser(sub) -> None:
+    p = sub.add_parser("predict", help="route tickets: a ticket_id,text CSV (file or stdin) or --text")
+    p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")
+    p.add_argument("--text", help="route this one ticket and print the team probabilities")
+    p.add_argument("--out", help="write the CSV here (atomically) instead of stdout")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.add_argument("--batch-size", type=int, default=512)
+    p.set_defaults(func=_predict)
+
+
 def _scan(args: argparse.Namespace) -> int:
     import torch
 
@@ -243,6 +352,22 @@ def _scan(args: argparse.Namespace) -> int:
     if ROLLOUT.name in summary[TAU]:
         print(f"mean Kendall τ, rollout vs deletion effect: {summary[TAU][ROLLOUT.name]['mean']:.3f}")
     return 0
+
+
+def _scan_parser(sub) -> None:
+    p = sub.add_parser("scan", help="interpret a whole ticket stream on Dask into a folder of Parquet results")
+    p.add_argument("input", nargs="+", help="CSVs (ticket_id,text[,team]), Parquet files, or folders of them")
+    p.add_argument("--out", required=True, help="the scan folder (resumed if it holds this scan unfinished)")
+    p.add_argument("--level", choices=("route", "effects", "full"), default="full",
+                   help="route: team and confidence; effects: + deletion effects, τ, token aggregates; full: + ERASER")
+    p.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786); default: a local "
+                                       "cluster started for this scan ('synchronous': no cluster, this process)")
+    p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core)")
+    p.add_argument("--overwrite", action="store_true", help="start afresh in a folder holding another scan")
+    p.add_argument("--partition-size", type=int, default=50_000, help="tickets per task (default 50,000)")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_scan)
 
 
 def _interval(stat: dict, fmt: str = ".3f") -> str:
@@ -342,6 +467,24 @@ def _policy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _policy_parser(sub) -> None:
+    p = sub.add_parser("policy", help="fit per-team auto-routing thresholds and conformal prediction sets on valid, "
+                                      "report them on test and handwritten, and store them in router.json")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--precision", type=float, help="target precision of the auto-routed tickets (e.g. 0.98)")
+    target.add_argument("--coverage", type=float, help="target automation rate: the share auto-routed (e.g. 0.6)")
+    p.add_argument("--alpha", type=float, help="the sets miss the true team at most this often (e.g. 0.05)")
+    p.add_argument("--method", choices=("lac", "aps"), default="lac",
+                   help="conformal score: lac (smallest sets) or aps (sets that grow with doubt); default lac")
+    p.add_argument("--guarantee", type=float, metavar="DELTA",
+                   help="with --precision: thresholds whose precision holds with probability >= 1 - DELTA on tickets "
+                        "like valid (exact binomial tests), instead of the lowest that reach it on valid")
+    p.add_argument("--show", action="store_true", help="report without storing; alone: the stored policy")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_policy)
+
+
 # -- compare (issue 25): two routers on one split, two scans of one input -------------------------------------------
 def _write_json(path: str, result: dict) -> None:
     import json
@@ -365,6 +508,19 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_parser(sub) -> None:
+    p = sub.add_parser("compare", help="two routers on one split: metrics with paired intervals, McNemar's exact "
+                                       "test, agreement and the tickets one fixed and the other broke")
+    p.add_argument("router_a", help="router folder A, the reference (e.g. weights)")
+    p.add_argument("router_b", help="router folder B, the candidate (e.g. routers/retrain)")
+    p.add_argument("--split", default="test", help="a split name of A's data (else B's), or a labelled .csv "
+                                                   "(default: test)")
+    p.add_argument("--out", help="write the comparison as JSON here (atomically)")
+    p.add_argument("--resamples", type=int, default=2000, help="paired bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    p.set_defaults(func=_compare)
+
+
 def _compare_scans(args: argparse.Namespace) -> int:
     from ticketnet.compare.report import scans_lines
     from ticketnet.compare.scans import compare_scans
@@ -374,6 +530,17 @@ def _compare_scans(args: argparse.Namespace) -> int:
     if args.out:
         _write_json(args.out, result)
     return 0
+
+
+def _compare_scans_parser(sub) -> None:
+    p = sub.add_parser("compare-scans", help="two scans of one input by two routers: tickets that change team, "
+                                             "routing-mix deltas, words whose deletion effect moved most")
+    p.add_argument("scan_a", help="scan folder A (python -m ticketnet scan ... --out A)")
+    p.add_argument("scan_b", help="scan folder B, of the same input")
+    p.add_argument("--out", help="write the comparison as JSON here (atomically)")
+    p.add_argument("--sample", type=int, default=10, help="tickets that change team to list (default 10)")
+    p.add_argument("--words", type=int, default=5, help="words per team whose effect moved most (default 5)")
+    p.set_defaults(func=_compare_scans)
 
 
 def _label_issues(args: argparse.Namespace) -> int:
@@ -404,6 +571,28 @@ def _label_issues(args: argparse.Namespace) -> int:
     return 0
 
 
+def _label_issues_parser(sub) -> None:
+    p = sub.add_parser("label-issues", help="rank the labels to doubt in a split: out-of-fold probabilities (k-fold "
+                                            "on Dask) and cleanlab, with the per-team quality and overlapping teams")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.add_argument("--split", default="train", help="the split to check (default: train), or a labelled .csv")
+    p.add_argument("--folds", type=int, default=5, help="folds (default 5; 3 is cheaper)")
+    p.add_argument("--epochs", type=int, help="epochs per fold router (default: the router's recipe; fewer is "
+                                              "cheaper, and recorded)")
+    p.add_argument("--source", choices=("router", "baseline"), default="router",
+                   help="whose out-of-fold probabilities: the router's recipe or the TF-IDF + LR baseline (fast)")
+    p.add_argument("--method", choices=("self_confidence", "normalized_margin"), default="self_confidence",
+                   help="cleanlab's label-quality score (default self_confidence)")
+    p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core, at most one "
+                                               "per fold)")
+    p.add_argument("--scheduler", help="address of an existing Dask scheduler; 'synchronous': this process")
+    p.add_argument("--evidence-rows", type=int, default=200, help="top tickets given token evidence (default 200)")
+    p.add_argument("--recompute", action="store_true", help="ignore the cached out-of-fold probabilities")
+    p.add_argument("--out", required=True, help="the ranked CSV (the summary goes beside it as .json)")
+    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
+    p.set_defaults(func=_label_issues)
+
+
 def _bench(args: argparse.Namespace) -> int:
     from ticketnet.bench.report import main as bench_main
     from ticketnet.paths import ROUTER_ENV
@@ -412,6 +601,20 @@ def _bench(args: argparse.Namespace) -> int:
         os.environ[ROUTER_ENV] = str(_router_weights(args).parent.resolve())
 
     return bench_main(args)
+
+
+def _bench_parser(sub) -> None:
+    p = sub.add_parser("bench", help="measure the hot paths side by side and write a JSON report")
+    p.add_argument("--quick", action="store_true", help="CI-sized run")
+    p.add_argument("--out", default="bench.json", help="JSON report path")
+    p.add_argument("--corpus", action="store_true", help="run the corpus cases instead (scan throughput, worker "
+                                                         "memory, Corpus page timings; minutes to an hour)")
+    p.add_argument("--corpus-size", type=int, default=20_000, help="tickets for the throughput case (0: skip)")
+    p.add_argument("--corpus-memory", default="20000,100000", help="corpus sizes for the memory case ('' : skip)")
+    p.add_argument("--corpus-page", action="append", metavar="SCAN_DIR", help="time the Corpus page on this scan")
+    p.add_argument("--corpus-work", default="artifacts/bench/corpus", help="where corpora and scans are written")
+    p.add_argument("--router", help=ROUTER_HELP)
+    p.set_defaults(func=_bench)
 
 
 DEFAULT_SPLIT = "0.8,0.1,0.1"
@@ -433,184 +636,10 @@ def seed_list(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ticketnet.paths import SYNTH_SEED, TRAIN_SEED
-
     parser = argparse.ArgumentParser(prog="python -m ticketnet", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("synth", help="write data/train.csv, valid.csv, test.csv from the fixed-seed generator")
-    p.add_argument("--out", help="folder to write to (default: the shipped data/)")
-    p.add_argument("--seed", type=int, help=f"generator seed (default: {SYNTH_SEED}; with --corpus its own)")
-    p.add_argument("--corpus", type=int, metavar="N",
-                   help="write N corpus tickets (ids C-NNNNNNNN) as Parquet files of 50,000 rows under --out")
-    p.add_argument("--settled-share", type=float, default=0.0, metavar="P",
-                   help="share of replies that close an earlier, settled matter of another team before or after the "
-                        "request (default 0: the shipped splits have none)")
-    p.set_defaults(func=_synth)
-
-    p = sub.add_parser("train", help="train a router on a folder of splits or on one export file, written atomically")
-    p.add_argument("--data", help="a folder with train/valid/test.csv (default: data/), or one CSV/Parquet export "
-                                  "to split into train/valid/test inside the router folder")
-    p.add_argument("--out", help="the router folder (default: weights/; needed with an export, e.g. routers/mine)")
-    p.add_argument("--text-column", action="append", metavar="NAME[,NAME]",
-                   help="export column(s) holding the text, joined one per line (default: text, else the subject, title, "
-                        "body, description or message columns the export has; e.g. subject,body)")
-    p.add_argument("--team-column", help="export column holding the team (default: team)")
-    p.add_argument("--id-column", help="export column holding the ticket id (default: ticket_id; made up if absent)")
-    p.add_argument("--split", default=DEFAULT_SPLIT, help=f"train,valid,test fractions of an export, stratified by "
-                                                          f"team (default: {DEFAULT_SPLIT})")
-    seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=int, help=f"the run's seed, and the export split's unless --split-seed is "
-                                                f"given (default: {TRAIN_SEED})")
-    seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
-                       help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
-                            "--seeds 0-4, 35 min on 2 cores)")
-    p.add_argument("--split-seed", type=int, metavar="S",
-                   help="seed of an export's train/valid/test split (default: the run's --seed); two runs with one "
-                        "split seed share their splits, so the Compare page can set them side by side")
-    p.add_argument("--keep-all-seeds", action="store_true",
-                   help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
-                        "dashboard lists them as <name>/seed-<k> to compare)")
-    p.add_argument("--epochs", type=int,
-                   help="passes over train (default: by the recipe, 12 large, 40 small, 3 finetune)")
-    p.add_argument("--recipe", choices=("large", "small", "finetune"),
-                   help="training recipe (default: finetune with --init-from, else small below 5,000 training "
-                        "tickets, else large)")
-    p.add_argument("--init-from", metavar="ROUTER",
-                   help="start from this router (its folder or router.pt): its shape, vocabulary, teams and weights, "
-                        "then the finetune recipe (3 epochs at lr 1e-3); e.g. --init-from weights")
-    p.add_argument("--new-vocabulary", action="store_true",
-                   help="with --init-from: build the vocabulary from the new training tickets (as from scratch); "
-                        "a word the router knew keeps its embedding, a new one starts at its <unk> embedding")
-    p.add_argument("--keep", type=float, default=0.0, metavar="W",
-                   help="weight of a distillation term that keeps a router's probabilities on the training tickets "
-                        "it already routes right: --keep-from's, else --init-from's (default 0: none)")
-    p.add_argument("--keep-from", metavar="ROUTER",
-                   help="with --keep: the router to keep (its folder or router.pt; its own vocabulary, same teams)")
-    p.add_argument("--evaluate-on", metavar="FOLDER",
-                   help="score the router on this folder's splits instead: its card, baseline and stored "
-                        "predictions (--data is trained on and picks the epoch); e.g. a fine-tune on a regenerated "
-                        "draw, synth --settled-share 0.15 --out X, scored on the shipped data/")
-    p.add_argument("--lr", type=float, help="peak learning rate (default: by the recipe)")
-    p.add_argument("--d", type=int, help="model width (default 64)")
-    p.add_argument("--heads", type=int, help="heads per block (default 4)")
-    p.add_argument("--blocks", type=int, help="encoder blocks (default 2)")
-    p.add_argument("--d-ff", type=int, help="feed-forward width (default 128)")
-    p.add_argument("--max-len", type=int, help="tokens read per ticket (default 256)")
-    p.add_argument("--threads", type=int, default=2)
-    p.set_defaults(func=_train)
-
-    router_help = "a router folder (default: $TICKETNET_ROUTER, else the shipped weights/)"
-    p = sub.add_parser("evaluate", help="score the router on a labelled split (valid, test, handwritten, ...) or CSV")
-    p.add_argument("split", nargs="?", help="split name in the router's data or a path to a .csv (default: "
-                                            "handwritten where the data has it, else test)")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.set_defaults(func=_evaluate)
-
-    p = sub.add_parser("baseline", help="fit the TF-IDF + logistic regression baseline on a router's splits and "
-                                        "record it in its router.json (training does this too)")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.set_defaults(func=_baseline)
-
-    p = sub.add_parser("predictions", help="write the router's predictions on valid, test and handwritten beside its "
-                                           "weights (training does this too), for the dashboard's first page")
-    p.add_argument("--data", help="folder with the split CSVs (default: the router's data)")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.set_defaults(func=_predictions)
-
-    p = sub.add_parser("predict", help="route tickets: a ticket_id,text CSV (file or stdin) or --text")
-    p.add_argument("csv", nargs="?", help="input CSV with ticket_id,text ('-' or nothing: stdin)")
-    p.add_argument("--text", help="route this one ticket and print the team probabilities")
-    p.add_argument("--out", help="write the CSV here (atomically) instead of stdout")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.add_argument("--batch-size", type=int, default=512)
-    p.set_defaults(func=_predict)
-
-    p = sub.add_parser("scan", help="interpret a whole ticket stream on Dask into a folder of Parquet results")
-    p.add_argument("input", nargs="+", help="CSVs (ticket_id,text[,team]), Parquet files, or folders of them")
-    p.add_argument("--out", required=True, help="the scan folder (resumed if it holds this scan unfinished)")
-    p.add_argument("--level", choices=("route", "effects", "full"), default="full",
-                   help="route: team and confidence; effects: + deletion effects, τ, token aggregates; full: + ERASER")
-    p.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786); default: a local "
-                                       "cluster started for this scan ('synchronous': no cluster, this process)")
-    p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core)")
-    p.add_argument("--overwrite", action="store_true", help="start afresh in a folder holding another scan")
-    p.add_argument("--partition-size", type=int, default=50_000, help="tickets per task (default 50,000)")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.set_defaults(func=_scan)
-
-    p = sub.add_parser("policy", help="fit per-team auto-routing thresholds and conformal prediction sets on valid, "
-                                      "report them on test and handwritten, and store them in router.json")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--precision", type=float, help="target precision of the auto-routed tickets (e.g. 0.98)")
-    target.add_argument("--coverage", type=float, help="target automation rate: the share auto-routed (e.g. 0.6)")
-    p.add_argument("--alpha", type=float, help="the sets miss the true team at most this often (e.g. 0.05)")
-    p.add_argument("--method", choices=("lac", "aps"), default="lac",
-                   help="conformal score: lac (smallest sets) or aps (sets that grow with doubt); default lac")
-    p.add_argument("--guarantee", type=float, metavar="DELTA",
-                   help="with --precision: thresholds whose precision holds with probability >= 1 - DELTA on tickets "
-                        "like valid (exact binomial tests), instead of the lowest that reach it on valid")
-    p.add_argument("--show", action="store_true", help="report without storing; alone: the stored policy")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.set_defaults(func=_policy)
-
-    p = sub.add_parser("compare", help="two routers on one split: metrics with paired intervals, McNemar's exact "
-                                       "test, agreement and the tickets one fixed and the other broke")
-    p.add_argument("router_a", help="router folder A, the reference (e.g. weights)")
-    p.add_argument("router_b", help="router folder B, the candidate (e.g. routers/retrain)")
-    p.add_argument("--split", default="test", help="a split name of A's data (else B's), or a labelled .csv "
-                                                   "(default: test)")
-    p.add_argument("--out", help="write the comparison as JSON here (atomically)")
-    p.add_argument("--resamples", type=int, default=2000, help="paired bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
-    p.set_defaults(func=_compare)
-
-    p = sub.add_parser("compare-scans", help="two scans of one input by two routers: tickets that change team, "
-                                             "routing-mix deltas, words whose deletion effect moved most")
-    p.add_argument("scan_a", help="scan folder A (python -m ticketnet scan ... --out A)")
-    p.add_argument("scan_b", help="scan folder B, of the same input")
-    p.add_argument("--out", help="write the comparison as JSON here (atomically)")
-    p.add_argument("--sample", type=int, default=10, help="tickets that change team to list (default 10)")
-    p.add_argument("--words", type=int, default=5, help="words per team whose effect moved most (default 5)")
-    p.set_defaults(func=_compare_scans)
-
-    p = sub.add_parser("label-issues", help="rank the labels to doubt in a split: out-of-fold probabilities (k-fold "
-                                            "on Dask) and cleanlab, with the per-team quality and overlapping teams")
-    p.add_argument("--router", help=router_help)
-    p.add_argument("--split", default="train", help="the split to check (default: train), or a labelled .csv")
-    p.add_argument("--folds", type=int, default=5, help="folds (default 5; 3 is cheaper)")
-    p.add_argument("--epochs", type=int, help="epochs per fold router (default: the router's recipe; fewer is "
-                                              "cheaper, and recorded)")
-    p.add_argument("--source", choices=("router", "baseline"), default="router",
-                   help="whose out-of-fold probabilities: the router's recipe or the TF-IDF + LR baseline (fast)")
-    p.add_argument("--method", choices=("self_confidence", "normalized_margin"), default="self_confidence",
-                   help="cleanlab's label-quality score (default self_confidence)")
-    p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core, at most one "
-                                               "per fold)")
-    p.add_argument("--scheduler", help="address of an existing Dask scheduler; 'synchronous': this process")
-    p.add_argument("--evidence-rows", type=int, default=200, help="top tickets given token evidence (default 200)")
-    p.add_argument("--recompute", action="store_true", help="ignore the cached out-of-fold probabilities")
-    p.add_argument("--out", required=True, help="the ranked CSV (the summary goes beside it as .json)")
-    p.add_argument("--weights", help="older: a router.pt with vocab.json and router.json beside it")
-    p.set_defaults(func=_label_issues)
-
-    p = sub.add_parser("bench", help="measure the hot paths side by side and write a JSON report")
-    p.add_argument("--quick", action="store_true", help="CI-sized run")
-    p.add_argument("--out", default="bench.json", help="JSON report path")
-    p.add_argument("--corpus", action="store_true", help="run the corpus cases instead (scan throughput, worker "
-                                                         "memory, Corpus page timings; minutes to an hour)")
-    p.add_argument("--corpus-size", type=int, default=20_000, help="tickets for the throughput case (0: skip)")
-    p.add_argument("--corpus-memory", default="20000,100000", help="corpus sizes for the memory case ('' : skip)")
-    p.add_argument("--corpus-page", action="append", metavar="SCAN_DIR", help="time the Corpus page on this scan")
-    p.add_argument("--corpus-work", default="artifacts/bench/corpus", help="where corpora and scans are written")
-    p.add_argument("--router", help=router_help)
-    p.set_defaults(func=_bench)
+    for add in (_synth_parser, _train_parser, _evaluate_parser, _baseline_parser, _predictions_parser, _predict_parser, _scan_parser, _policy_parser, _compare_parser, _compare_scans_parser, _label_issues_parser, _bench_parser):
+        add(sub)
     return parser
 
 
