@@ -448,7 +448,7 @@ def csv_download(df: pd.DataFrame, label: str, file_name: str, key: str) -> None
 def split_status(split: str, kind: str, what: str) -> None:
     """Which split the results below are about, which others are computed, and that each is computed on its own."""
     done = splits.computed_splits(kind)
-    others = [s for s in splits.SPLITS if s != split]
+    others = [s for s in splits.available() if s != split]        # the splits this router's data has
     here = "computed" if split in done else "not computed yet"
     ready = [s for s in others if s in done]
     waiting = [s for s in others if s not in done]

@@ -60,9 +60,10 @@ if st.button(label, key="cost_measure", type="primary" if not have else "seconda
 
 if have is None:
     # Measured with `cost.measure` up to n = 8,192, 3 repeats: 6.7 s on two idle cores, 34 s with the cores busy.
-    st.info("Nothing measured yet for these settings. Measuring up to n = 8,192 with 3 repeats took 7 s on two idle "
-            "cores, and up to about 35 s while other programs kept them busy; smaller n and fewer repeats take less. "
-            "Results are kept until the dashboard restarts.")
+    st.info(f"Nothing measured yet for n up to {largest:,} with {int(repeats)} repeat{'s' if repeats != 1 else ''}. "
+            "Measuring up to n = 8,192 with 3 repeats took 7 s on two idle cores, and up to about 35 s while other "
+            "programs kept them busy; smaller n and fewer repeats take less. Results are kept until the dashboard "
+            "restarts.")
 else:
     df, machine, seconds = have
     st.caption(f"Measured in {seconds:.1f} s, {repeats} repeat{'s' if repeats != 1 else ''} per point.")
@@ -85,7 +86,8 @@ else:
                                                        for v in cost.VARIANT_NAMES})
 
 st.subheader("The score matrix")
-st.dataframe(cost.score_sizes(NS), hide_index=True)
+st.dataframe(cost.score_sizes(NS), hide_index=True, column_config={
+    "n": st.column_config.NumberColumn(format="localized"), "scores": st.column_config.NumberColumn(format="localized")})
 st.caption("One head, one sequence, float32: n² scores of 4 bytes. The softmax output is a second matrix of the "
            "same size. Q, K and V together grow only like n.")
 
@@ -110,7 +112,8 @@ saved = v["cache_saving"] > 0
 m[0].metric(f"KV cache ({v['kind']})", f"{v['kv_cache_bytes'] / 1e9:,.3f} GB",
             delta=f"-{v['cache_saving']:.0%} against MHA" if saved else "same as MHA",
             delta_color="inverse" if saved else "off", delta_arrow="auto" if saved else "off")
-m[1].metric("Score matrix per layer (all query heads)", f"{v['score_matrix_bytes_per_layer'] / 1e9:,.3f} GB")
+m[1].metric("Scores per layer", f"{v['score_matrix_bytes_per_layer'] / 1e9:,.3f} GB",
+            help="The score matrices of one layer, every query head's.")
 m[2].metric("Query heads per K/V head", str(v["query_heads_per_kv_head"]))
 st.caption("KV cache = 2 (keys and values) × layers × K/V heads × head dimension × tokens kept × bytes. Sharing "
            "K/V heads shrinks the cache, not the scores: every query head still forms its own score matrix.")
@@ -120,9 +123,9 @@ st.subheader("The TinyTransformer itself")
 n_tok = st.slider("Tokens in the ticket", 1, 256, 120, key="cost_ticket_tokens")
 t = cost.tiny_transformer_costs(int(n_tok))
 m = st.columns(3)
-m[0].metric("Scores per block (4 heads × n²)", f"{t['scores_per_block']:,}")
-m[1].metric("Score memory per block, float32", f"{t['score_bytes_per_block'] / 1e3:,.1f} kB")
-m[2].metric("Attention parameters per block", f"{t['parameters_per_block']:,}", help="4d² + 4d with d = 64: "
+m[0].metric("Scores per block", f"{t['scores_per_block']:,}", help="4 heads × n².")
+m[1].metric("Score memory a block", f"{t['score_bytes_per_block'] / 1e3:,.1f} kB", help="float32: 4 bytes a score.")
+m[2].metric("Attention parameters", f"{t['parameters_per_block']:,}", help="Per block: 4d² + 4d with d = 64: "
             "W_Q, W_K, W_V, W_O and their biases. The number of heads does not appear: more heads cut the same "
             "d columns into more, smaller slices.")
 st.dataframe(pd.DataFrame({"heads h": [1, 2, 4, 8, 16], "d_k = d / h": [64, 32, 16, 8, 4],

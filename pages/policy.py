@@ -199,13 +199,13 @@ st.dataframe(queue, hide_index=True, width="stretch", height=420, column_order=(
     "text"), column_config={
     "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
     "team_set": st.column_config.TextColumn("prediction set", width="medium"),
+    "heads": st.column_config.LinkColumn("Heads", display_text="Heads", width="small"),
+    "interpretation": st.column_config.LinkColumn("Interpretation", display_text="Interpretation", width="small"),
     "set_size": st.column_config.NumberColumn("set size", format="%d"),
     "predicted": st.column_config.TextColumn("predicted"),
     "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0, format="%.2f"),
     "team": st.column_config.TextColumn("true team"),
     "true_in_set": st.column_config.CheckboxColumn("true team in set"),
-    "text": st.column_config.TextColumn("text", width="large"),
-    "heads": st.column_config.LinkColumn("Heads", display_text="Heads"),
-    "interpretation": st.column_config.LinkColumn("Interpretation", display_text="Interpretation")})
+    "text": st.column_config.TextColumn("text", width="medium")})
 ui.csv_download(policy_data.spreadsheet_safe(queue.drop(columns=["heads", "interpretation"])),
                 "these tickets (CSV)", f"ticketnet_{split}_queue.csv", key="dl_policy_queue")

@@ -91,6 +91,17 @@ def shipped_inputs() -> list[Path]:
     return [model.data_folder() / "valid.csv", model.data_folder() / "test.csv"]
 
 
+def rows_in(csv: Path) -> int:
+    """How many tickets a split CSV holds (0 when it is missing), read with the splits' own reader."""
+    from dashboard.data import splits
+
+    name = csv.stem
+    try:
+        return len(splits.split_rows(name)) if name in splits.available() else 0
+    except Exception:                                           # noqa: BLE001 - unreadable: the scan will say why
+        return 0
+
+
 def run_scan(inputs, out: Path, progress: Callable[[float, str], None], level: str = "full") -> dict:
     """A scan on a local cluster (one worker per core), reporting progress as (fraction, words)."""
     from ticketnet.corpus.engine import run_scan as scan

@@ -133,8 +133,8 @@ def test_cost_page_calculators():
     assert sizes.loc[sizes["n"] == 128, "score matrix (MB)"].item() == 0.07
     assert sizes.loc[sizes["n"] == 8192, "score matrix (MB)"].item() == 268.44
     m = metrics(at)
-    assert m["Attention parameters per block"] == "16,640"
-    assert m["Score memory per block, float32"] == "230.4 kB"           # 4 heads × 120² × 4 bytes
+    assert m["Attention parameters"] == "16,640"
+    assert m["Score memory a block"] == "230.4 kB"           # 4 heads × 120² × 4 bytes
     assert m["KV cache (GQA)"] == "1.074 GB"                            # 2·32·8·128·8192·2 bytes
     at.select_slider(key="cost_kv_heads").set_value(1)
     rerun(at)
@@ -147,7 +147,7 @@ def test_cost_page_calculators():
     assert metrics(at)["KV cache (MHA + sliding window)"] == "2.147 GB"
     at.slider(key="cost_ticket_tokens").set_value(30)
     rerun(at)
-    assert metrics(at)["Attention parameters per block"] == "16,640"
+    assert metrics(at)["Attention parameters"] == "16,640"
 
 
 def test_cost_page_measures_with_progress_and_caches():

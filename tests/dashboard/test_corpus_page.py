@@ -87,8 +87,9 @@ def test_without_a_scan_the_page_offers_to_make_one(app_env, tmp_path, monkeypat
     at = app_test()
     at.switch_page(CORPUS).run()
     assert not at.exception
-    assert any(b.label.startswith("Scan the shipped valid and test splits") for b in at.button)
-    assert any("No scan yet" in i.value for i in at.info)
+    assert any(b.label.startswith("Scan the valid and test splits") for b in at.button)
+    assert any("No scan yet" in i.value and "(3,000 tickets, about 60 s" in i.value and "make corpus-demo" in i.value
+               for i in at.info)
 
 
 def test_the_page_lays_out_fixed_width_pieces_in_rows_that_wrap(app_env, scans):
