@@ -102,6 +102,23 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int, *, block: int,
               head_importance: pd.DataFrame | None) -> None:
     """`charts.heads_row` with the query row framed: the heatmaps cached per block, the frame added per rerun,
     so moving the query row redraws no heatmap on the server."""
+    n_heads = patterns.shape[0]
+    if n_heads > 1 and charts.heads_columns(n_heads, len(tokens)) == 1:
+        # One head a row in a laptop's column: as charts of their own in a row that wraps, two side by side in a
+        # wide window instead of four stacked at half its width.
+        step = charts.cell_step_for(1, len(tokens))
+        frame = chart_spec(charts.query_row_frame, tokens, query_row)
+        row = st.container(horizontal=True, gap="medium")
+        for h in range(n_heads):
+            spec = chart_spec(charts.head_heatmap, patterns[h], tokens, h + 1, None, block=block, step=step,
+                              subtitle=charts.head_subtitle(head_importance, block, h + 1))
+            with row.container(width="content"):
+                if isinstance(spec, dict) and isinstance(frame, dict):
+                    show_chart(charts.add_layer_to_views(spec, frame))
+                else:
+                    st.altair_chart(charts.head_heatmap(patterns[h], tokens, h + 1, query_row, block=block,
+                                                        step=step), width="content")
+        return
     base = chart_spec(charts.heads_row, patterns, tokens, None, block=block, head_importance=head_importance)
     if not isinstance(base, dict):
         st.altair_chart(charts.heads_row(patterns, tokens, query_row, block=block, head_importance=head_importance),

@@ -235,6 +235,11 @@ def heads_columns(h_count: int, n: int, width: float = COLUMN_PX) -> int:
     return 1
 
 
+def cell_step_for(columns: int, n: int, width: float = COLUMN_PX) -> float:
+    """The cell size `heads_row` draws n-token heatmaps with, `columns` of them in `width` pixels."""
+    return _cell_step(n, room=_row_room(columns, width), lo=2.0, hi=18.0)
+
+
 def _row_room(columns: int, width: float) -> float:
     """Pixels for the cells of one heatmap when `columns` of them share `width` (labels on the first only)."""
     return (width - Y_LABELS_PX - HEADS_SPACING * (columns - 1)) / columns
@@ -256,17 +261,10 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
         raise ValueError(f"patterns must be (h, n, n), got {w.shape}")
     h_count, n = w.shape[0], len(tokens)
     columns = columns or heads_columns(h_count, n, width)
-    step = _cell_step(n, room=_row_room(columns, width), lo=2.0, hi=18.0)
-    charts = []
-    for h in range(h_count):
-        subtitle = None
-        if head_importance is not None and block is not None:
-            hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == h + 1)]
-            if len(hit):
-                r = hit.iloc[0]
-                subtitle = importance_subtitle(float(r["accuracy_drop"]), float(r["support_prob"]))
-        charts.append(head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
-                                   step=step, subtitle=subtitle))
+    step = cell_step_for(columns, n, width)
+    charts = [head_heatmap(w[h], tokens, h + 1, query_row, block=block, show_y_labels=(h % columns == 0),
+                           step=step, subtitle=head_subtitle(head_importance, block, h + 1))
+              for h in range(h_count)]
     # Every concatenation resolves colour itself: an hconcat inside a vconcat otherwise shares one scale and
     # one legend between its heads (Vega warns "Conflicting scale property domains" and takes the union).
     # The resolution and autosize go to each concatenation as it is made: .resolve_scale(), .resolve_legend() and
@@ -276,6 +274,17 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int | None = None, *, 
     rows = [alt.hconcat(*charts[i : i + columns], spacing=HEADS_SPACING, resolve=_independent_color(),
                         **(pad if last else {})) for i in range(0, h_count, columns)]
     return rows[0] if last else alt.vconcat(*rows, spacing=18, resolve=_independent_color(), **pad)
+
+
+def head_subtitle(head_importance: pd.DataFrame | None, block: int | None, head: int) -> list[str] | None:
+    """The importance subtitle of one head (1-based), where `head_importance` has its row; else None."""
+    if head_importance is None or block is None:
+        return None
+    hit = head_importance[(head_importance["block"] == block) & (head_importance["head"] == head)]
+    if not len(hit):
+        return None
+    r = hit.iloc[0]
+    return importance_subtitle(float(r["accuracy_drop"]), float(r["support_prob"]))
 
 
 def importance_subtitle(accuracy_support: float, support_prob: float) -> list[str]:

@@ -488,3 +488,16 @@ def test_a_long_ticket_draws_its_heads_as_images_and_a_short_one_as_charts(app_e
     short.run()
     _ok(short)
     assert not short.get("image")
+
+
+def test_a_mid_length_ticket_draws_each_head_as_its_own_chart_in_a_row_that_wraps(app_env):
+    # 51 tokens stacked four heatmaps one a row at half the width of a wide window: each is now a chart of its own.
+    text = " ".join(["my card was charged twice for one order so please refund one of them"] * 4)      # 60 tokens
+    at = app_test(ticket="custom", text=text)
+    at.switch_page(HEADS)
+    at.run()
+    _ok(at)
+    specs = [c.proto.spec for c in at.get("vega_lite_chart")]
+    heads = [s for s in specs if '"block 1 \\u00b7 head' in s]
+    assert len(heads) == 4 and all('"hconcat"' not in s and '"vconcat"' not in s for s in heads)
+    assert all(s.count('"type": "rect"') >= 2 for s in heads)        # the cells and the query row's frame
