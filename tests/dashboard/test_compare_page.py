@@ -215,3 +215,21 @@ def test_a_link_to_an_unknown_router_or_ticket_falls_back_readably(larkfield_env
     said = " ".join(_md(w.value) for w in at.warning)
     assert "a='nobody' is not a router on this server" in said and "split='nope' is not one of" in said
     assert "ticket" not in at.query_params
+
+
+def test_the_page_opens_on_the_sidebars_router_against_one_with_the_same_teams(larkfield_env, app_env):
+    at = app_test(timeout=240, router="retrain").run()          # the sidebar reads the retrain
+    at.switch_page(COMPARE).run()
+    _ok(at)
+    assert at.selectbox(key="cmp_a").value == "retrain" and at.selectbox(key="cmp_b").value == "larkfield"
+    assert at.query_params["a"] == "retrain" and at.query_params["b"] == "larkfield"   # a link names its pair
+
+
+def test_the_default_pair_prefers_a_router_with_the_same_teams(routers_env, monkeypatch):
+    from dashboard.data import compare
+
+    names = compare.names()
+    assert {"larkfield", "helpdesk", "ops"} <= set(names)
+    a, b = compare.default_pair(names, "helpdesk")
+    assert a == "helpdesk" and b != "helpdesk"                  # no other router has helpdesk's teams: the next one
+    assert compare.default_pair(names, "nope")[0] == names[0]

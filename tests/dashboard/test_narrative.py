@@ -171,3 +171,11 @@ def test_trust_reads_the_rule_every_page_flags_by():
     assert "no routing policy is stored" in narrative.trust_sentence(made(rule="calibrated", min_confidence=0.85),
                                                                      "payments")
     assert narrative.trust_sentence(made(unfamiliar=True), "payments").startswith("Trust it? No: the ticket is unlike")
+
+
+def test_a_share_that_rounds_to_zero_reads_under_one_percent_and_an_address_is_no_link():
+    from dashboard.text import md_escape
+
+    assert narrative.share_text(1, 231) == "under 1%" and narrative.share_text(0, 5) == "0%"
+    assert narrative.share_text(3, 10) == "30%" and narrative.share_text(0, 0) == "0%"
+    assert md_escape("ana@example.com") == "ana\\@example\\.com"      # Markdown makes no mailto link of it

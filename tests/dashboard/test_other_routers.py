@@ -72,3 +72,17 @@ def test_a_shared_link_opens_its_routers_ticket_and_its_splits_only(routers_env)
     assert at.session_state["picked_ticket"] == rows[3]["ticket_id"]
     assert at.segmented_control(key="split").options == ["valid", "test", "train"]     # no hand-written set
     assert any("bag-of-words baseline" in c.value and "chosen on this split" in c.value for c in at.caption)
+
+
+def test_a_team_router_opens_on_its_own_first_ticket_with_its_own_placeholders(routers_env):
+    at = app_test(router="helpdesk").run()
+    assert not at.exception
+    ticket = at.query_params["ticket"]
+    assert ticket != "T-65052" and at.session_state["picked_ticket"] == ticket
+    typed = next(t for t in at.text_area if t.label == "Ticket text")
+    assert "card was charged twice" not in (typed.placeholder or "")
+    search = at.text_input(key="ticket_search")
+    assert "T-65052" not in (search.placeholder or "")
+    labels = app_test(router="helpdesk")
+    labels.switch_page("../pages/label_issues.py").run()
+    assert not labels.exception and labels.query_params.get("ticket") != "T-65052"

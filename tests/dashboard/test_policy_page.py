@@ -409,3 +409,11 @@ def test_the_bench_times_each_slider_against_the_target(shipped):
     for name in ("precision", "alpha", "method"):
         assert 0 < r[f"{name}_ms_median"] <= r[f"{name}_ms_max"]
     assert r["first_open_ms"] > 0 and r["template_ms_max"] > 0
+
+
+def test_a_missed_target_is_warned_with_its_interval_and_the_settings_explained(shipped):
+    at = _open()                                               # precision 0.98: test measures 0.972
+    warned = [w.value.replace("\\", "") for w in at.warning if "under the 98.0 % asked" in w.value.replace("\\", "")]
+    assert warned and warned[0].startswith("On test the auto-routed tickets reach precision 97.2 % (")
+    assert "Vouch for it" in warned[0]
+    assert any("What “Vouch for it” and α mean" in e.label for e in at.expander)
