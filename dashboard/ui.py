@@ -547,6 +547,7 @@ def phrase_signals_toggle(joining: Sequence[str] = (), leaving: Sequence[str] = 
     # and a server that dies in that moment leaves "Failed to fetch dynamically imported module" in its place.
     choice = st.segmented_control(
         "Phrase signals", ("off", PHRASE_SIGNALS_ON), key=PHRASE_SIGNALS_KEY, required=True,
+        default=view.start(PHRASE_SIGNALS_KEY),
         on_change=_phrase_signals_switched, args=(tuple(joining), tuple(leaving), tuple(single)),
         help="Add two signals that score each token by its phrase: the phrase deleted, and its Shapley value over "
              "phrase coalitions (exact up to 10 phrases, else sampled). They join the charts and the agreement, "
@@ -554,10 +555,11 @@ def phrase_signals_toggle(joining: Sequence[str] = (), leaving: Sequence[str] = 
     return choice == PHRASE_SIGNALS_ON
 
 
-def unit_toggle(team: str, key: str | None = None) -> str:
+def unit_toggle(team: str, key: str) -> str:
     """The effect unit of every intervention view below it (logit difference by default, or probability), and a
     caption saying which one the page shows. Heads and Interpretation share one unit (their views' `UNIT_KEY`)."""
-    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), key=key or views.UNIT_KEY, required=True,
+    unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), key=key, required=True,
+                                default=view.start(key),
                                 format_func=narrative.UNIT_NAMES.__getitem__,
                                 help="Logit difference: log(p / (1 − p)) of the target team, which does not saturate "
                                      "near 0 or 1. Probability: p(team) itself.") or views.UNIT_DEFAULT

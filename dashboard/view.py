@@ -5,8 +5,12 @@
 # `View.remember` after them.
 #
 # - Streamlit forgets a widget's state when a run does not draw it, so a visit to another page would reset the
-#   widget. `remember` keeps every value under a plain session key that survives, and `restore` seeds each widget key
-#   Streamlit dropped from it (the widgets take no default of their own, so seeding never clashes with one).
+#   widget. `remember` keeps every value under a plain session key that survives, and `restore` works out the value
+#   each widget starts at. A widget the session holds is set through the Session State API only when its value must
+#   change (a new link, an option gone); one it does not hold is created with that value as its own default
+#   (`start`, `start_index`), never through the API: a widget seeded through the API in the first run of a session
+#   whose browser reconnected to a restarted server ignored every later pick. A widget is given a default only
+#   when the session does not hold it, so the two never clash (Streamlit warns when they do).
 # - The URL carries the values that differ from the defaults, in short names with readable values. A link is adopted
 #   whole (the fields it does not name at their defaults) when its parameters differ from what this session last
 #   wrote there: a pasted link, a new tab, the browser's back button. A page switch clears the query string, so a URL
@@ -31,6 +35,7 @@ T = TypeVar("T")
 _KEPT = "_view_kept"             # {view name: {key: value}} of each view's last run
 _WROTE = "_view_wrote"           # {view name: {url name: text}} each view last wrote to the URL
 _SEEN = "_view_seen"             # {chart key: its selection on the previous run}
+_START = "_view_start"           # {widget key: the value it is created with}, for widgets the session does not hold
 
 
 # -- codecs: a value as a link writes it, and back ---------------------------------------------------------------------
@@ -232,6 +237,10 @@ class Field(Generic[T]):
     codec: Codec[T]
     in_url: Callable[[Mapping[str, Any]], bool] | None = None
     always: bool = False
+    widget: bool = True          # False: a plain session value (a chart's cell), set through the session always
+    # A choice two pages share (the effect unit of Heads and Interpretation): each page has its own widget key (the
+    # same key on two pages names two widgets, and the second starts empty), the value is kept under this plain key.
+    shared: str | None = None
 
     def fit(self, value: Any) -> T:
         fitted = self.codec.fitted(value)
@@ -278,33 +287,40 @@ class View:
         return {name: st.query_params[name] for name in self.url_names if name in st.query_params}
 
     def restore(self) -> list[str]:
-        """Before the widgets: adopt a new link whole, then seed each key Streamlit dropped with the session's kept
-        value, every value fitted to what the page can take. Returns what the link held that could not be opened."""
+        """Before the widgets: adopt a new link whole, then give each field its value: the session's, else the
+        kept one, else the default, fitted to what the page can take. Returns what the link held that could not be
+        opened."""
         ss = st.session_state
         wrote = ss.setdefault(_WROTE, {})
         kept = ss.setdefault(_KEPT, {})
         url = self._url()
         refused: list[str] = []
+        adopted: dict[str, Any] = {}
         if url and url != wrote.get(self.name):
             adopted = self.from_query(url, refused)
             kept[self.name] = adopted
             wrote[self.name] = url                   # adopted once, whatever the page writes back later
-            for key, value in adopted.items():
-                ss[key] = value
         mine = kept.get(self.name, {})
+        start = ss.setdefault(_START, {})
         for f in self.fields:
-            value = ss[f.key] if f.key in ss else mine.get(f.key, f.default)
-            # Set even when it is there: a key two pages share (the effect unit) belongs to the other page's widget
-            # until set through the session, and this page's widget would start empty.
-            ss[f.key] = f.fit(value)
+            held = f.key in ss
+            kept_value = ss[f.shared] if f.shared and f.shared in ss else mine.get(f.key, f.default)
+            value = adopted[f.key] if f.key in adopted else ss[f.key] if held else kept_value
+            fitted = f.fit(value)
+            if not f.widget or (held and (f.key in adopted or fitted != ss[f.key])):
+                ss[f.key] = fitted
+            start[f.key] = fitted
         return refused
-
     def remember(self) -> dict[str, Any]:
         """After the widgets: keep the values for the session and write those that differ from the defaults to the
         URL. Returns the values by key."""
         ss = st.session_state
-        values = {f.key: f.fit(ss.get(f.key, f.default)) for f in self.fields}
+        start = ss.get(_START, {})                  # a widget drawn after remember() starts at its restored value
+        values = {f.key: f.fit(ss[f.key] if f.key in ss else start.get(f.key, f.default)) for f in self.fields}
         ss.setdefault(_KEPT, {})[self.name] = values
+        for f in self.fields:
+            if f.shared:
+                ss[f.shared] = values[f.key]
         query = self.to_query(values)
         write_query(self.url_names, query)
         ss.setdefault(_WROTE, {})[self.name] = query
@@ -329,14 +345,39 @@ def write_query(names: Iterable[str], params: Mapping[str, str], always: bool = 
 
 def allow(key: str, options: Sequence, default: Any = None) -> None:
     """Before drawing a widget whose options the page learns after `restore` (a split's patterns, the sorts once a
-    split is interpreted): keep only the kept values that are still options, so the widget never receives an
-    impossible value."""
+    split is interpreted): keep only the values that are still options, so the widget never receives an impossible
+    value (in the session where it holds the widget, else in the value it starts at)."""
     ss = st.session_state
-    value = ss.get(key, default)
+    held = key in ss
+    starts = ss.setdefault(_START, {})
+    value = ss[key] if held else starts.get(key, default)
     if isinstance(value, list):
-        ss[key] = [v for v in value if v in options]
+        fitted = [v for v in value if v in options]
     elif value not in options:
-        ss[key] = default if default in options else options[0]
+        fitted = default if default in options else options[0]
+    else:
+        fitted = value
+    if held and fitted != value:
+        ss[key] = fitted
+    starts[key] = fitted
+
+
+def start(key: str) -> Any:
+    """What a widget starts at: None where the session holds it (its value comes from there), else the value
+    `restore` worked out, to pass as the widget's default (`default=` of a segmented control or a multiselect,
+    `value=` of a slider, a toggle, a text or number input)."""
+    ss = st.session_state
+    return None if key in ss else ss.get(_START, {}).get(key)
+
+
+def start_index(key: str, options: Sequence) -> int | None:
+    """`start` as a selectbox's or radio's `index=`: the position of the value among `options` (None where the
+    session holds the widget)."""
+    value = start(key)
+    if value is None:
+        return None
+    options = list(options)
+    return options.index(value) if value in options else 0
 
 
 def refused_sentence(refused: Sequence[str], what: str = "the page") -> str | None:

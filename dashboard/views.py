@@ -16,17 +16,18 @@ from dashboard import filters, narrative, view
 from dashboard.data import corpus as corpus_data
 from dashboard.data import policy as policy_data
 
-UNIT_KEY = "effect_unit"         # the effect unit of Heads and Interpretation: one for both pages
+UNIT_KEY = "effect_unit"         # the effect unit of Heads and Interpretation, one for both pages (a plain key)
 UNIT_DEFAULT = "logit_diff"
+HEADS_UNIT, INTERPRETATION_UNIT = "heads_unit", "interp_unit"      # each page's own unit widget
 PHRASES_KEY = "phrase_signals"   # the phrase signals' switch ("on" / "off"), ?phrases=1
 PHRASES_ON = "on"
 CORPUS_FOLDER_KEY = "corpus_folder"  # the scan shown on the Corpus page (its folder's path)
 CORPUS_CELL_TRUE, CORPUS_CELL_PRED = "corpus_cell_true", "corpus_cell_pred"   # the cell that filters its tickets
 
 
-def _unit() -> view.Field:
-    return view.Field(UNIT_KEY, "unit", UNIT_DEFAULT, view.choice(tuple(narrative.UNIT_NAMES),
-                                                                 "logit_diff or probability"))
+def _unit(widget_key: str) -> view.Field:
+    return view.Field(widget_key, "unit", UNIT_DEFAULT, view.choice(tuple(narrative.UNIT_NAMES),
+                                                                   "logit_diff or probability"), shared=UNIT_KEY)
 
 
 def _block(n_blocks: int, key: str = "block") -> view.Field:
@@ -56,7 +57,7 @@ def tickets(splits: Sequence[str], teams: Sequence[str]) -> view.View:
         view.Field("confidence_range", "conf", (0.0, 1.0), view.unit_range()),
         view.Field("ticket_search", "q", "", view.text(filters.SEARCH_URL_LIMIT)),
         view.Field("sort_by", "sort", filters.SORTS[0], view.slugged(filters.SORTS, by_position)),
-        view.Field(filters.CELL_KEY, "cell", None, view.cell(teams)),
+        view.Field(filters.CELL_KEY, "cell", None, view.cell(teams), widget=False),
     ))
 
 
@@ -68,8 +69,9 @@ def heads(text_key: str, n_blocks: int, n_heads: int, n_tokens: int, first_row: 
     return view.View("heads", (
         _block(n_blocks),
         _query_row(f"query_row_{text_key}", n_tokens, first_row),
-        view.Field("ko_head", "head", None, view.bounded_int(0, n_heads - 1, f"a head (1 to {n_heads})", shift=1)),
-        _unit(),
+        view.Field("ko_head", "head", None, view.bounded_int(0, n_heads - 1, f"a head (1 to {n_heads})", shift=1),
+                   widget=False),
+        _unit(HEADS_UNIT),
     ))
 
 
@@ -80,7 +82,7 @@ def interpretation(text_key: str, teams: Sequence[str], predicted: int, signal_d
     session_only = lambda values: False                                                    # noqa: E731
     return view.View("interpretation", (
         view.Field(f"target_{text_key}", "target", predicted, view.team_index(teams)),
-        _unit(),
+        _unit(INTERPRETATION_UNIT),
         view.Field(PHRASES_KEY, "phrases", "off",
                    view.Codec(lambda v: "1" if v == PHRASES_ON else None,
                               lambda raw: PHRASES_ON if raw.strip() == "1" else "off" if raw.strip() == "0" else None,
@@ -111,7 +113,7 @@ def compare_ticket(teams: Sequence[str], kinds: Sequence[str], every_team: str) 
     return view.View("compare_ticket", (
         view.Field("cmp_kinds", "kinds", list(kinds), view.subset(kinds)),
         view.Field("cmp_team", "team", every_team, view.choice([every_team, *teams])),
-        view.Field("cmp_ticket", "ticket", None, ticket),
+        view.Field("cmp_ticket", "ticket", None, ticket, widget=False),
     ))
 
 
@@ -192,7 +194,7 @@ def corpus(teams: Sequence[str], sorts: Sequence[str]) -> view.View:
         view.Field("corpus_disagree", "disagree", (0.0, 1.0), view.unit_range()),
         view.Field("corpus_doubt", "doubt", 1.0, view.snapped(0.0, 1.0, 0.01)),
         view.Field("corpus_sort", "sort", sorts[0], view.slugged(sorts)),
-        view.Field(CORPUS_CELL_TRUE, "cell_true", None, cell_team),
-        view.Field(CORPUS_CELL_PRED, "cell_pred", None, cell_team),
+        view.Field(CORPUS_CELL_TRUE, "cell_true", None, cell_team, widget=False),
+        view.Field(CORPUS_CELL_PRED, "cell_pred", None, cell_team, widget=False),
     ))
 

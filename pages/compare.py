@@ -36,8 +36,10 @@ routers_view = views.compare_routers(available, default_a, default_b)
 ui.link_refusals(routers_view.restore())
 pick_a, pick_b, pick_split = st.columns([2, 2, 1], vertical_alignment="bottom")
 a = pick_a.selectbox("Router A (reference)", available, format_func=compare.label, key="cmp_a",
+                     index=view.start_index("cmp_a", available),
                      help="By default the router the sidebar reads.")
 b = pick_b.selectbox("Router B (candidate)", available, format_func=compare.label, key="cmp_b",
+                     index=view.start_index("cmp_b", available),
                      help="By default the next router that routes to the same teams as A.")
 routers_view.remember()
 
@@ -58,7 +60,7 @@ if not shared_splits:
     st.stop()
 split_view = views.compare_split(shared_splits)
 ui.link_refusals(split_view.restore())
-split = pick_split.selectbox("Split", shared_splits, key="cmp_split")
+split = pick_split.selectbox("Split", shared_splits, key="cmp_split", index=view.start_index("cmp_split", shared_splits))
 split_view.remember()
 
 summary = compare.summary(a, b, split)
@@ -135,8 +137,10 @@ st.caption(f"B fixed {counts['fixed']:,} tickets (A wrong, B right), broke {coun
 ticket_view = views.compare_ticket(teams["shared"], KINDS, EVERY_TEAM)
 ui.link_refusals(ticket_view.restore())
 f_kind, f_team = st.columns([3, 2], vertical_alignment="bottom")
-kinds = f_kind.segmented_control("Kind", KINDS, selection_mode="multi", key="cmp_kinds") or []
-team_filter = f_team.selectbox("True team", [EVERY_TEAM, *teams["shared"]], key="cmp_team")
+kinds = f_kind.segmented_control("Kind", KINDS, selection_mode="multi", key="cmp_kinds",
+                                 default=view.start("cmp_kinds")) or []
+team_filter = f_team.selectbox("True team", [EVERY_TEAM, *teams["shared"]], key="cmp_team",
+                               index=view.start_index("cmp_team", [EVERY_TEAM, *teams["shared"]]))
 shown = flips[flips["kind"].isin(kinds)]
 if team_filter != EVERY_TEAM:
     shown = shown[shown["team"] == team_filter]
@@ -205,12 +209,13 @@ if ticket is not None:
     ui.link_refusals(heads_view.restore())
     s_block, s_head, s_row = st.columns([1, 2, 2], vertical_alignment="bottom")
     with s_block:
-        block = st.segmented_control("Block", blocks, key="cmp_block", required=True) or 1
+        block = st.segmented_control("Block", blocks, key="cmp_block", required=True,
+                                     default=view.start("cmp_block")) or 1
     with s_head:
-        head = st.segmented_control("Head", heads, key="cmp_head", required=True) or 1
+        head = st.segmented_control("Head", heads, key="cmp_head", required=True, default=view.start("cmp_head")) or 1
     with s_row:
         query_row = st.selectbox("Query row (the reading token)", range(n), format_func=labels.__getitem__,
-                                 key=f"cmp_row_{tid}")
+                                 key=f"cmp_row_{tid}", index=view.start_index(f"cmp_row_{tid}", range(n)))
     if ins_a.patterns.shape[:2] != ins_b.patterns.shape[:2]:
         st.caption("The routers have different shapes: the same block and head number name different heads here.")
     pair = st.container(horizontal=True, gap="medium")
@@ -221,6 +226,7 @@ if ticket is not None:
 
     st.subheader("Deletion effects of both routers")
     unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), key="cmp_unit", required=True,
+                                default=view.start("cmp_unit"),
                                 format_func=narrative.UNIT_NAMES.__getitem__) or views.UNIT_DEFAULT
     try:
         deletion = compare.deletion(a, b, ticket["text"], unit)
@@ -232,7 +238,7 @@ if ticket is not None:
             f"Each token deleted in turn: its support for the router's own predicted team ({label_a}: "
             f"{deletion.team_a}, {label_b}: {deletion.team_b}) is the score with the token minus the score without "
             f"it, in {unit_name}; positive where the token helps that team."))
-        own_scale = st.toggle("Each router on its own scale", key="cmp_own_scale",
+        own_scale = st.toggle("Each router on its own scale", key="cmp_own_scale", value=bool(view.start("cmp_own_scale")),
                               help="Divide each router's effects by its largest one (in size), so a router whose "
                                    "deletions move little is not drawn flat beside one whose deletions move much. "
                                    "The ranking, and so Kendall τ, stays the same.")

@@ -75,6 +75,7 @@ names = [str(p) for p in scans]
 scan_view = views.corpus_scan(names)
 ui.link_refusals(scan_view.restore())            # the scan a link names, or the session's
 folder = Path(st.selectbox("Scan", names, key=FOLDER_KEY, format_func=os.path.basename,
+                           index=view.start_index(FOLDER_KEY, names),
                            help=f"Finished scans under {corpus_data.scans_root()} (set TICKETNET_SCANS to look "
                                 "elsewhere); `.venv/bin/python -m ticketnet scan INPUT --out FOLDER` makes one."))
 scan_view.remember()
@@ -160,10 +161,10 @@ if scan.tokens is None:
             "or attention. Scan with `--level effects` or `full` to see what the router relies on.")
 else:
     choice = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
-    team = choice.segmented_control("Team", teams, key="corpus_team", required=True,
+    team = choice.segmented_control("Team", teams, key="corpus_team", required=True, default=view.start("corpus_team"),
                                     width="content") or teams[0]
     min_tickets = choice.number_input("Tokens seen in at least … tickets", 1, corpus_data.MIN_TICKETS_MAX,
-                                      key="corpus_min_tickets", width=230)
+                                      key="corpus_min_tickets", width=230, value=view.start("corpus_min_tickets") or "min")
     reliance = corpus_charts.reliance_frame(scan.tokens, team, int(min_tickets))
     st.markdown("Each point is a word (token) in tickets routed to this team. **Right** means attention flows to it "
                 "(its mean share of the pooled representation, by rollout); **up** means deleting it lowers the "
@@ -251,18 +252,24 @@ with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
 st.header("Tickets", divider="gray")
 filter_row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")   # wraps, labels kept whole
 f = [filter_row.container(width=w) for w in FILTER_WIDTHS]
-token = f[0].text_input("Contains the word", key="corpus_token", placeholder="e.g. refund")
-pred = f[1].selectbox("Predicted team", [corpus_data.ANY, *teams], key="corpus_pred")
-true = f[2].selectbox("True team", [corpus_data.ANY, *teams], key="corpus_true", disabled=not labelled)
-misrouted = f[3].toggle("Misrouted only", key="corpus_misrouted", disabled=not labelled)
-conf = f[4].slider("Confidence", 0.0, 1.0, step=0.01, key="corpus_conf")
+token = f[0].text_input("Contains the word", key="corpus_token", placeholder="e.g. refund",
+                        value=view.start("corpus_token") or "")
+pred = f[1].selectbox("Predicted team", [corpus_data.ANY, *teams], key="corpus_pred",
+                      index=view.start_index("corpus_pred", [corpus_data.ANY, *teams]))
+true = f[2].selectbox("True team", [corpus_data.ANY, *teams], key="corpus_true", disabled=not labelled,
+                      index=view.start_index("corpus_true", [corpus_data.ANY, *teams]))
+misrouted = f[3].toggle("Misrouted only", key="corpus_misrouted", disabled=not labelled,
+                        value=bool(view.start("corpus_misrouted")))
+conf = f[4].slider("Confidence", 0.0, 1.0, step=0.01, key="corpus_conf", value=view.start("corpus_conf"))
 disagree = f[5].slider("Attention disagrees with effect", 0.0, 1.0, step=0.01, key="corpus_disagree",
+                       value=view.start("corpus_disagree"),
                        disabled=scan.level == "route",
                        help="(1 − Kendall τ between rollout and the deletion effect) / 2: 0 = rollout ranks the words "
                             "exactly as deleting them matters, 0.5 = unrelated, 1 = reversed")
-sort = f[6].selectbox("Sort by", sorts, key="corpus_sort")
+sort = f[6].selectbox("Sort by", sorts, key="corpus_sort", index=view.start_index("corpus_sort", sorts))
 has_doubt = labelled and corpus_data.has_label_confidence(scan)
 doubt = f[7].slider("Router's p(given team) at most", 0.0, 1.0, step=0.01, key="corpus_doubt",
+                    value=view.start("corpus_doubt"),
                     disabled=not has_doubt,
                     help="tickets whose given team the router gives a probability below this (1: every ticket)"
                     + ("" if has_doubt else "; this scan has no labels, or was made before scans carried it"))

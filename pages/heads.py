@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state, ui, views
+from dashboard import narrative, state, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.charts import raster
@@ -43,11 +43,11 @@ row_key = f"query_row_{text_key}"
 # The block picker's column grows with its buttons: at [1, 3, 2] a 1,000 px window cut the second one off.
 c1, c2, c3 = st.columns([0.75 * max(2, len(blocks)), 3, 2], gap="medium")
 with c1:
-    block = st.segmented_control("Block", blocks, key="block", required=True,
+    block = st.segmented_control("Block", blocks, key="block", required=True, default=view.start("block"),
                                  help="Block 1 reads the token embeddings; block 2 reads block 1's output.") or 1
 with c2:
     query_row = st.selectbox("Query row (the reading token)", range(len(tokens)), format_func=labels.__getitem__,
-                             key=row_key, help="Default: the first 'not' (negations are where routing is hard), "
+                             key=row_key, index=view.start_index(row_key, range(len(tokens))), help="Default: the first 'not' (negations are where routing is hard), "
                                                "else the first token.")
 with c3:
     importance = splits.head_importance("valid")
@@ -108,7 +108,7 @@ n_tokens = len(tokens)
 st.header("Interventions: cut an edge, switch a head off", divider="gray")
 st.caption("Attention weights say where a head reads; these views change the run and measure what the prediction "
            "loses. Each section computes when it is opened.")
-unit = ui.unit_toggle(team)
+unit = ui.unit_toggle(team, views.HEADS_UNIT)
 
 knockout_section = st.expander("Cutting attention edges: does the weight matter?", key="open_knockout",
                                on_change="rerun", icon=":material/content_cut:")

@@ -48,7 +48,8 @@ interp_view = views.interpretation(text_key, teams, predicted, {
 ui.link_refusals(interp_view.restore())
 t1, t2 = st.columns([2, 3], vertical_alignment="bottom")      # the target label and team whole at 1000 px
 target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
-                      format_func=partial(narrative.team_option, teams, predicted), key=f"target_{text_key}")
+                      format_func=partial(narrative.team_option, teams, predicted), key=f"target_{text_key}",
+                      index=view.start_index(f"target_{text_key}", range(len(teams))))
 with t2:
     with_phrases = ui.phrase_signals_toggle(("eraser_signals",), ("signals_shown",), ("focus_signal",))
 ti = ticket.interpretation(pick.text, target, pick.evidence, pick.whole_thread, with_phrases)
@@ -59,7 +60,7 @@ if ti.note:
 
 signal_names = [s for s in ti.signals if s not in signals.names(signals.EFFECTS)]
 has_effect = REMOVAL in ti.per_token.columns
-unit = ui.unit_toggle(team)                        # one unit for every effect on the page, token to phrase
+unit = ui.unit_toggle(team, views.INTERPRETATION_UNIT)   # one unit for every effect on the page
 unit_name = narrative.UNIT_NAMES[unit]
 support = support_title(unit, team)
 shown_tokens = ti.per_token
@@ -76,6 +77,7 @@ if has_effect:
 st.header("What each token does, beside what attention says", divider="gray")
 view.allow("signals_shown", signal_names, [])
 chosen = st.multiselect("Attention and gradient signals to show beside the effects", signal_names, key="signals_shown",
+                        default=view.start("signals_shown"),
                         help="b1 h2 = block 1, head 2: the mean weight each token receives from all reading tokens. "
                              "mean attention = the same averaged over the block's heads. rollout = attention "
                              "followed through both blocks with the residual stream (Abnar & Zuidema 2020). "
@@ -104,7 +106,8 @@ if IG in chosen:
     st.caption(md_escape(narrative.ig_completeness(ti.ig.change, ti.ig.delta, ti.ig.steps, team)))
 
 view.allow("focus_signal", signal_names, signals.ROLLOUT.name)
-focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names, key="focus_signal")
+focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names, key="focus_signal",
+                     index=view.start_index("focus_signal", signal_names))
 if has_effect:
     ui.chart(charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
              title=f"text coloured by {support}, from deleting each token (red: helps)", diverging=True)
@@ -186,7 +189,8 @@ if has_effect:
     # score), beside the single-token ones: the same rows the split-wide run averages (docs/model-card.md).
     e_options = sorted([*ti.signals, signals.RANDOM.name])
     view.allow("eraser_signals", e_options, [])
-    e_signals = st.multiselect("Signals (each one chosen is scored)", e_options, key="eraser_signals")
+    e_signals = st.multiselect("Signals (each one chosen is scored)", e_options, key="eraser_signals",
+                               default=view.start("eraser_signals"))
     if not e_signals:
         st.info("Choose at least one signal to score.", icon=":material/checklist:")
     else:

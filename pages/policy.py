@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import ui, views
+from dashboard import ui, view, views
 from dashboard.charts import policy as policy_charts
 from dashboard.data import policy as policy_data
 from dashboard.narrative import policy as policy_words
@@ -42,6 +42,7 @@ ui.link_refusals(policy_view.restore())
 controls = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
 with controls.container(width=260):
     kind = st.radio("Target", list(policy_data.TARGETS), key="policy_target", horizontal=True,
+                    index=view.start_index("policy_target", list(policy_data.TARGETS)),
                     format_func=policy_data.TARGETS.__getitem__,
                     help="Precision: the share of auto-routed tickets that reach the right team. Automation rate: "
                          "the share of all tickets that skip the queue.")
@@ -49,20 +50,24 @@ with controls.container(width=220):
     if kind == policy_data.PRECISION:
         lo, hi, step = policy_data.PRECISION_RANGE
         value = st.slider("Target precision", lo, hi, step=step, format="%.3f", key="policy_precision",
+                          value=view.start("policy_precision"),
                           help="Each team's threshold is the lowest confidence at which the tickets predicted for "
                                "it reach this precision on valid.")
     else:
         lo, hi, step = policy_data.AUTOMATION_RANGE
         value = st.slider("Target automation rate", lo, hi, step=step, format="%.2f", key="policy_automation",
+                          value=view.start("policy_automation"),
                           help="The share of tickets to auto-route; the thresholds spend it where the router is "
                                "most often right.")
 with controls.container(width=200):
     lo, hi, step = policy_data.ALPHA_RANGE
     alpha = st.slider("α of the prediction sets", lo, hi, step=step, format="%.2f", key="policy_alpha",
+                      value=view.start("policy_alpha"),
                       help="Each ticket's set of teams misses its true team at most this often (for tickets drawn "
                            "like valid's): 0.05 asks for sets that hold it 95 % of the time.")
 with controls.container(width=130):
     method = st.segmented_control("Set method", list(policy_data.METHODS), key="policy_method", required=True,
+                                  default=view.start("policy_method"),
                                   format_func=policy_data.METHODS.__getitem__,
                                   help="LAC: the teams whose probability clears one cut (smallest sets). APS: the "
                                        "most probable teams until their probabilities add up to the cut (sets "
@@ -70,6 +75,7 @@ with controls.container(width=130):
 if kind == policy_data.PRECISION:
     with controls.container(width=220):
         st.segmented_control("Vouch for it", list(policy_data.GUARANTEES), key="policy_vouch", required=True,
+                             default=view.start("policy_vouch"),
                              format_func=policy_data.GUARANTEE_WORDS.__getitem__,
                              help="No: each team's threshold is the lowest at which valid reaches the target, the "
                                   "best guess, which new tickets miss about half the time. 90 % or 95 %: only "
@@ -139,7 +145,7 @@ else:
 
 # -- where it sits ------------------------------------------------------------------------------------------------
 st.header("Per team and on the curve", divider="gray")
-split = st.segmented_control("Shown on", on_splits, key="policy_on", required=True,
+split = st.segmented_control("Shown on", on_splits, key="policy_on", required=True, default=view.start("policy_on"),
                              help="The split the curves, the per-team numbers and the queue below are measured "
                                   "on.") or on_splits[0]
 areas = policy_data.curves(split)[2]

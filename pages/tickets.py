@@ -76,7 +76,7 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
 st.header("Tickets of a split", divider="gray")
 tickets_view = views.tickets(splits.available(), teams)
 ui.link_refusals(tickets_view.restore())      # filters, sort and split survive a visit to another page
-split = st.segmented_control("Split", splits.available(), key="split", required=True,
+split = st.segmented_control("Split", splits.available(), key="split", required=True, default=view.start("split"),
                              on_change=filters.clear_confusion_cell,      # a cell belongs to its split
                              help="valid: used to pick the best epoch; test: held out; train: what the router "
                                   "learnt from")
@@ -124,19 +124,20 @@ interp = splits.split_interpretation(split)
 st.subheader("Find a ticket")
 filter_row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")   # wraps, labels kept whole
 f1, f2, f3, f4, f5, f6, f7 = (filter_row.container(width=w) for w in (140, 150, 170, 140, 170, 200, 170))
-f1.selectbox("True team", ["any", *teams], key="true_filter")
-f2.selectbox("Predicted team", ["any", *teams], key="pred_filter")
+f1.selectbox("True team", ["any", *teams], key="true_filter", index=view.start_index("true_filter", ["any", *teams]))
+f2.selectbox("Predicted team", ["any", *teams], key="pred_filter",
+             index=view.start_index("pred_filter", ["any", *teams]))
 patterns = sorted(p for p in table["pattern"].unique() if p)
 view.allow("pattern_filter", patterns, [])
 if patterns:
-    f3.multiselect("Pattern", patterns, key="pattern_filter", placeholder="any")
-f4.toggle("Misrouted only", key="misrouted")
-f5.slider("Confidence", 0.0, 1.0, step=0.01, key="confidence_range")
-f6.text_input("Search id or text", key=SEARCH_KEY,
+    f3.multiselect("Pattern", patterns, key="pattern_filter", placeholder="any", default=view.start("pattern_filter"))
+f4.toggle("Misrouted only", key="misrouted", value=bool(view.start("misrouted")))
+f5.slider("Confidence", 0.0, 1.0, step=0.01, key="confidence_range", value=view.start("confidence_range"))
+f6.text_input("Search id or text", key=SEARCH_KEY, value=view.start(SEARCH_KEY) or "",
               placeholder=f"e.g. {table['ticket_id'].iloc[0]}" if len(table) else "a ticket id or a word")
 sorts = list(filters.SORTS if interp is not None else filters.SORTS[:-1])
 view.allow("sort_by", sorts, filters.SORTS[0])
-f7.selectbox("Sort by", sorts, key="sort_by", help="Kept with the filters when you visit another page. Column "
+f7.selectbox("Sort by", sorts, key="sort_by", index=view.start_index("sort_by", sorts), help="Kept with the filters when you visit another page. Column "
              "headers also sort the table, for this view only.")
 chosen = tickets_view.remember()
 cell = chosen[filters.CELL_KEY]

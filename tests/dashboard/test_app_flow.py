@@ -65,7 +65,7 @@ def test_interpretation_wording_on_the_default_ticket(app_env):
     if app_env.shipped:
         # T-65052: no deletion moves p(payments) by 0.05, so no token is called "high effect", and deletion and
         # <unk> replacement agree: no position-effect notice.
-        at.segmented_control(key="effect_unit").set_value("prob").run()
+        at.segmented_control(key="interp_unit").set_value("prob").run()
         md = _markdown(at)
         assert "none: no token's deletion moves p(payments) by 0.05 or more" in md
         assert not any("Position effect" in w.value for w in at.warning)
@@ -219,7 +219,8 @@ def test_head_importance_reports_progress_and_split_results_come_back_after_a_re
     _ok(at)
     status = _markdown(at)
     assert "Head importance of the valid split: not computed yet" in status.replace("*", "")
-    assert "Each split is computed on its own: pick test or train or handwritten above" in status
+    # small_data has no hand-written split: only the splits the router's data has are offered
+    assert "Each split is computed on its own: pick test or train above" in status
     next(b for b in at.button if b.label == "Compute head importance").click().run()
     _ok(at)
     assert calls == [(16, 40), (32, 40), (40, 40)], "a progress step per chunk of tickets"
@@ -422,7 +423,7 @@ def test_heads_and_interpretation_keep_block_row_head_target_and_unit_across_pag
     row = at.selectbox(key=row_key).value + 1                  # not the page's default row
     at.segmented_control(key="block").set_value(2).run()
     at.selectbox(key=row_key).set_value(row).run()
-    at.segmented_control(key="effect_unit").set_value("prob").run()
+    at.segmented_control(key="heads_unit").set_value("prob").run()
     _ok(at)
     assert (at.query_params["block"], at.query_params["row"], at.query_params["unit"]) == ("2", str(row), "prob")
 
@@ -430,12 +431,12 @@ def test_heads_and_interpretation_keep_block_row_head_target_and_unit_across_pag
     at.switch_page(HEADS).run()
     _ok(at)
     assert at.segmented_control(key="block").value == 2 and at.selectbox(key=row_key).value == row
-    assert at.segmented_control(key="effect_unit").value == "prob"
+    assert at.segmented_control(key="heads_unit").value == "prob"
     assert (at.query_params["block"], at.query_params["row"]) == ("2", str(row))
 
     at.switch_page(INTERPRETATION).run()                     # one unit for both pages
     _ok(at)
-    assert at.segmented_control(key="effect_unit").value == "prob"
+    assert at.segmented_control(key="interp_unit").value == "prob"
     target = next(s for s in at.selectbox if s.key.startswith("target_"))
     other = (target.value + 1) % len(target.options)
     target.set_value(other).run()
@@ -455,7 +456,7 @@ def test_a_heads_link_opens_its_block_row_and_unit_and_names_what_it_cannot(app_
     _ok(at)
     row_key = next(s.key for s in at.selectbox if s.key.startswith("query_row_"))
     assert at.segmented_control(key="block").value == 2 and at.selectbox(key=row_key).value == 4
-    assert at.segmented_control(key="effect_unit").value == "prob"
+    assert at.segmented_control(key="heads_unit").value == "prob"
     bad = app_test(ticket=DEFAULT_TICKET, block="9", row="999")
     bad.switch_page(HEADS)
     bad.run()

@@ -126,7 +126,7 @@ def test_edge_knockout_shows_the_librarys_tau_and_the_effect_maps(app_env, route
     assert any("support of each edge" in t for t in titles) and any("attention weights" in t for t in titles)
     assert not at.info                                                   # ≤ 48 tokens: no note
 
-    at.segmented_control(key="effect_unit").set_value("prob").run()      # the unit toggle
+    at.segmented_control(key="heads_unit").set_value("prob").run()      # the unit toggle
     _ok(at)
     assert _metric(at, "Kendall τ, weight against support (this row)") == fmt(ko.tau("prob"))
     assert "Score: p(payments)" in _captions(at) or "probability" in _captions(at)
@@ -210,7 +210,7 @@ def test_contrast_editor_is_prefilled_and_patching_matches_the_library(app_env, 
     assert sum("residual stream, " in str(c.get("title", "")) for c in specs) == 2
     assert "Unaligned, drawn grey" in _captions(at) and "0:it" in _captions(at)         # deleted tokens marked
 
-    at.segmented_control(key="effect_unit").set_value("prob").run()
+    at.segmented_control(key="interp_unit").set_value("prob").run()
     _ok(at)
     best = heads.loc[heads.share_prob.abs().idxmax()]
     assert "share of the change in probability" in _markdown(at)
@@ -281,7 +281,7 @@ def test_phrases_shapley_and_the_phrase_rows_of_eraser_and_evidence(app_env, rou
     assert evidence.loc["phrase shapley", "auprc"] == pytest.approx(
         round(evidence_recovery(signals["phrase shapley"], gold)["auprc"], 3))
 
-    at.segmented_control(key="effect_unit").set_value("prob").run()                      # the unit toggle
+    at.segmented_control(key="interp_unit").set_value("prob").run()                      # the unit toggle
     _ok(at)
     _phrase_checks(at, router, row["text"], "prob", "exact")
     assert "Score: p(payments)" in _captions(at)

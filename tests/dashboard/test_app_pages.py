@@ -271,7 +271,7 @@ def test_interpretation_page_effects_agreement_statements_and_eraser(app_env, ro
     target.set_value(other).run()
     _ok(at)
     assert f"the log-odds of {router.teams[other]}" in _markdown(at)           # in the page's unit (logit by default)
-    at.segmented_control(key="effect_unit").set_value("prob").run()
+    at.segmented_control(key="interp_unit").set_value("prob").run()
     _ok(at)
     assert f"p({router.teams[other]})" in _markdown(at)
 
@@ -357,7 +357,7 @@ def test_the_per_token_table_is_in_the_unit_chosen_and_says_so(app_env, router):
     at.switch_page(INTERPRETATION).run()
     _ok(at)
     logit = next(d.value for d in at.dataframe if "removal: support (logit difference)" in d.value.columns)
-    at.segmented_control(key="effect_unit").set_value("prob").run()
+    at.segmented_control(key="interp_unit").set_value("prob").run()
     _ok(at)
     prob = next(d.value for d in at.dataframe if "removal: support (probability)" in d.value.columns)
     assert "unk replacement: support (probability)" in prob.columns
