@@ -13,12 +13,10 @@ from dashboard.text import md_escape
 MESSAGES_SHOWN = 3               # per-team messages in the warning; a 12-team router's others fold away
 
 
-def narrow(df) -> dict:
-    """Column widths for a summary table: counts and names small, so at 1000 px the columns with intervals
-    ("97.2 % (95.6–98.4)") keep their width and nothing is cut at the table's edge."""
-    return {c: st.column_config.Column(width="small") for c in df.columns
-            if c in ("split", "tickets", "auto-routed", "misroutes", "predicted", "threshold", "stored threshold",
-                     "policy", "empty sets", "asked (1 − α)", "mean set size", "one team")}
+def summary_table(df, by: str) -> None:
+    """A small summary table (a row per split or team) as a static table that wraps its cells: as a data grid, at
+    1000 px it cut the intervals ("97.2 % (95.6–98.4") and pushed "misroutes per 10,000" out of sight."""
+    st.table(df.set_index(by))
 
 
 def draw(template, args: tuple, data: dict) -> None:
@@ -106,10 +104,11 @@ with st.expander("What “Vouch for it” and α mean", icon=":material/help:"):
     st.markdown(md_escape(policy_words.VOUCH_WORDS) + "\n\n" + md_escape(policy_words.ALPHA_WORDS))
 
 results = {split: policy_data.report(kind, value, split, delta) for split in on_splits}
-for sentence in policy_words.target_warnings(kind, value, results,
-                                             {split: policy_data.curves(split)[0] for split in on_splits},
-                                             vouched=delta is not None):
-    st.warning(md_escape(sentence), icon=":material/report:")
+missed = policy_words.target_warnings(kind, value, results,
+                                      {split: policy_data.curves(split)[0] for split in on_splits},
+                                      vouched=delta is not None)
+if missed:                                       # one box, a point each
+    st.warning("\n".join(f"- {md_escape(sentence)}" for sentence in missed), icon=":material/report:")
 try:
     set_results, sets_problem = {split: policy_data.sets(alpha, method, split)[0] for split in on_splits}, None
 except ValueError as exc:                        # valid too small for this α, or APS on two teams
@@ -128,8 +127,7 @@ for split in on_splits:
                     help=f"misrouted auto-routed tickets per 10,000 incoming ones ({overall['misroutes']:,} on the "
                          f"{overall['n']:,} tickets); 95 % interval "
                          f"{policy_words.interval_text(overall['misroutes_per_10000'])}")
-summary = policy_words.results_table(results)
-st.dataframe(summary, hide_index=True, width="stretch", column_config=narrow(summary))
+summary_table(policy_words.results_table(results), "split")
 
 st.subheader("Prediction sets")
 if sets_problem:
@@ -138,8 +136,7 @@ else:
     st.caption(f"Each ticket's set holds its true team with probability at least 1 − α = {policy_words.percent(1 - alpha, 0)} for "
                "tickets drawn like valid's (split-conformal, calibrated on valid); the share measured on each split "
                "is shown with its Wilson 95 % interval.")
-    sets_summary = policy_words.sets_table(set_results, alpha)
-    st.dataframe(sets_summary, hide_index=True, width="stretch", column_config=narrow(sets_summary))
+    summary_table(policy_words.sets_table(set_results, alpha), "split")
     for note in policy_words.coverage_notes(set_results, alpha):
         st.info(md_escape(note), icon=":material/info:")
 
@@ -173,8 +170,7 @@ draw(policy_charts.team_thresholds_template,
      (tuple(per_team["team"]), policy_charts.precision_low(per_team, target_line), target_line is not None,
       policy_charts.threshold_low(per_team)),
      policy_charts.team_thresholds_data(per_team, target_line))
-team_table = policy_words.per_team_table(per_team, stored if not isinstance(stored, str) else None)
-st.dataframe(team_table, hide_index=True, width="stretch", column_config=narrow(team_table))
+summary_table(policy_words.per_team_table(per_team, stored if not isinstance(stored, str) else None), "team")
 
 # -- the stored policy ----------------------------------------------------------------------------------------------
 if isinstance(stored, str):
@@ -184,8 +180,7 @@ elif stored is not None:
     st.caption(md_escape(policy_words.stored_sentence(stored)) + " `predict` and `scan` use it for their `auto` and "
                "`team_set` columns.")
     stored_results = {split: policy_data.stored_results(split) for split in on_splits}
-    side_by_side = policy_words.comparison_table(results, set_results, stored_results)
-    st.dataframe(side_by_side, hide_index=True, width="stretch", column_config=narrow(side_by_side))
+    summary_table(policy_words.comparison_table(results, set_results, stored_results), "policy")
     st.button("Set the sliders to the stored policy", icon=":material/settings_backup_restore:",
               key="policy_adopt_stored", on_click=views.adopt_stored_policy, args=(stored,))
 else:

@@ -9,6 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dashboard.charts.attention import FRAME_COLOR
 from ticketnet.ticketmap.projection import MAP_SEED, seeded_sample
 
 BOX = "box"                      # the interval selection's parameter name (drag a rectangle)
@@ -106,7 +107,7 @@ def point_size(n: int) -> int:
     return 60 if n <= 500 else 30 if n <= 5_000 else 14
 
 
-PICKED_COLOUR = "#111111"
+PICKED_COLOUR = FRAME_COLOR       # the red that frames the picked query row on Heads: seen on light and dark
 
 
 def map_chart(frame: pd.DataFrame, colouring: Colouring, teams: Sequence[str], projection: str,

@@ -206,8 +206,11 @@ def target_warnings(kind: str, value: float, results: dict[str, dict], curves: d
             ordered = curve.sort_values("coverage", kind="stable")
             single = float(np.interp(coverage, ordered["coverage"], ordered["risk"]))
             if single < 1.0 - precision - 0.002:
+                high = o["precision"].get("high")
+                beyond = high is not None and single < 1.0 - float(high)     # under the interval's best misroute rate
                 out.append(f"On {_where(split)} one confidence threshold for every team, auto-routing the same "
                            f"{percent(coverage)} of tickets, would misroute {percent(single)} of them, against "
-                           f"{percent(1.0 - precision)} with these per-team thresholds: on this router the per-team "
-                           "fit costs precision at this point.")
+                           f"{percent(1.0 - precision)} with these per-team thresholds"
+                           + (": on this router the per-team fit costs precision at this point." if beyond else
+                              ", a difference within the sampling noise of this many tickets."))
     return out

@@ -45,4 +45,8 @@ def test_one_global_threshold_doing_better_at_the_same_automation_rate_is_said()
                                 {"test": curve}, False)
     assert out == ["On test one confidence threshold for every team, auto-routing the same 40.0 % of tickets, would "
                    "misroute 1.0 % of them, against 2.8 % with these per-team thresholds: on this router the "
-                   "per-team fit costs precision at this point."]
+                   "per-team fit costs precision at this point."]                 # 1.0 % < 1 − 0.985: beyond noise
+    close = pd.DataFrame({"coverage": [0.2, 0.4, 0.6], "risk": [0.005, 0.02, 0.03]})
+    noisy = words.target_warnings("automation", 0.4, {"test": _result(0.972, 0.955, 0.985, coverage=0.4)},
+                                  {"test": close}, False)
+    assert noisy[0].endswith("a difference within the sampling noise of this many tickets.")
