@@ -446,7 +446,8 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"bootstrap resamples): {pr['seconds']['all'] * 1e3:.0f} ms = {pr['ratio_to_target']:.2f}x the "
         f"{pr['target_s'] * 1e3:.0f} ms target (" + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in
                                                             pr["seconds"].items() if k != "all") + ")")
-    from ticketnet.bench.ui import cold_starts, lesson_first_open, policy_sliders, typed_first_open, warm_interaction
+    from ticketnet.bench.ui import (cold_starts, heads_drawn, lesson_first_open, policy_sliders, typed_first_open,
+                                    warm_interaction)
 
     f = typed_first_open(repeats=1 if quick else 3)
     report["typed_first_open"] = f
@@ -456,6 +457,11 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
         f"({f[page][f'ratio_n{hi}_to_n{lo}']:.1f}x)"
         + (f", {f[page]['ratio_to_target']:.2f}x the {f[page]['target_s']:.0f} s target" if "target_s" in f[page] else "")
         for page in ("heads", "interpretation")) + f" (median of {f['repeats']})")
+    hd = heads_drawn(1 if quick else 3)
+    report["heads_drawn"] = hd
+    if "skipped" not in hd:
+        log(f"Heads on a {hd['words']}-word typed ticket, opened to drawn in Chromium: {hd['median_s']:.2f} s "
+            f"(median of {hd['repeats']}) = {hd['ratio_to_target']:.2f}x the {hd['target_s']:.0f} s target")
     lesson = lesson_first_open(1 if quick else 3)
     report["lesson_first_open"] = lesson
     log(f"'Why √d_k' opened with nothing kept in the process: {lesson['stored_s']:.2f} s with the table on disk "
