@@ -35,7 +35,7 @@ T = TypeVar("T")
 _KEPT = "_view_kept"             # {view name: {key: value}} of each view's last run
 _WROTE = "_view_wrote"           # {view name: {url name: text}} each view last wrote to the URL
 _SEEN = "_view_seen"             # {chart key: its selection on the previous run}
-_START = "_view_start"           # {widget key: the value it is created with}, for widgets the session does not hold
+_START = "_view_start"           # {view name: {widget key: the value it is created with}}, replaced each restore
 
 
 # -- codecs: a value as a link writes it, and back ---------------------------------------------------------------------
@@ -301,7 +301,7 @@ class View:
             kept[self.name] = adopted
             wrote[self.name] = url                   # adopted once, whatever the page writes back later
         mine = kept.get(self.name, {})
-        start = ss.setdefault(_START, {})
+        start = ss.setdefault(_START, {})[self.name] = {}    # this run's keys only (a ticket's row key changes)
         for f in self.fields:
             held = f.key in ss
             kept_value = ss[f.shared] if f.shared and f.shared in ss else mine.get(f.key, f.default)
@@ -311,11 +311,12 @@ class View:
                 ss[f.key] = fitted
             start[f.key] = fitted
         return refused
+
     def remember(self) -> dict[str, Any]:
         """After the widgets: keep the values for the session and write those that differ from the defaults to the
         URL. Returns the values by key."""
         ss = st.session_state
-        start = ss.get(_START, {})                  # a widget drawn after remember() starts at its restored value
+        start = ss.get(_START, {}).get(self.name, {})  # a widget drawn after remember() starts at its restored value
         values = {f.key: f.fit(ss[f.key] if f.key in ss else start.get(f.key, f.default)) for f in self.fields}
         ss.setdefault(_KEPT, {})[self.name] = values
         for f in self.fields:
@@ -349,7 +350,7 @@ def allow(key: str, options: Sequence, default: Any = None) -> None:
     value (in the session where it holds the widget, else in the value it starts at)."""
     ss = st.session_state
     held = key in ss
-    starts = ss.setdefault(_START, {})
+    starts = _starts_holding(key)
     value = ss[key] if held else starts.get(key, default)
     if isinstance(value, list):
         fitted = [v for v in value if v in options]
@@ -366,8 +367,14 @@ def start(key: str) -> Any:
     """What a widget starts at: None where the session holds it (its value comes from there), else the value
     `restore` worked out, to pass as the widget's default (`default=` of a segmented control or a multiselect,
     `value=` of a slider, a toggle, a text or number input)."""
-    ss = st.session_state
-    return None if key in ss else ss.get(_START, {}).get(key)
+    return None if key in st.session_state else _starts_holding(key).get(key)
+
+
+def _starts_holding(key: str) -> dict[str, Any]:
+    """The start values of the view restored this run that has `key` (an empty dict to write to when none has)."""
+    views = st.session_state.setdefault(_START, {})
+    found = next((starts for starts in views.values() if key in starts), None)
+    return found if found is not None else views.setdefault("", {})
 
 
 def start_index(key: str, options: Sequence) -> int | None:

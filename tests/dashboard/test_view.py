@@ -151,7 +151,7 @@ def test_a_widget_the_session_does_not_hold_starts_at_its_value_without_the_sess
     at.query_params["block"] = "2"
     at.run()
     assert at.segmented_control(key="demo_block").value == 2 and at.selectbox(key="demo_team").value == "delivery"
-    assert at.session_state["_view_start"]["demo_block"] == 2
+    assert at.session_state["_view_start"]["demo"]["demo_block"] == 2
     at.query_params["block"] = "1"                         # a new link while the widget is held: set through the API
     at.run()
     assert at.segmented_control(key="demo_block").value == 1
