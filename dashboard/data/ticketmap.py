@@ -90,28 +90,6 @@ def with_label_quality(table: pd.DataFrame, split: str,
     return table, None
 
 
-_warming: set[tuple] = set()             # (weights, data) whose training vectors a background thread computes
-
-
-def warm_neighbours() -> None:
-    """While the map is looked at, compute the training tickets' pooled vectors in the background, once per
-    router and training data: the nearest-neighbour table reads all of them (seconds for Larkfield's 60,000), so
-    a row picked a little later finds them on disk. A no-op when they are there or on their way."""
-    store_ = map_store()
-    key = (str(model.weights_path()), splits.data_stamp("train"))
-    csv = splits.split_path("train")
-    if key in _warming or store_.pooled_path("train", csv, splits.key_hashes("train")).is_file():
-        return
-    _warming.add(key)
-    hashes, rows = splits.key_hashes("train"), _rows("train")          # read here: the thread has no session
-    lock = _lock()
-
-    def run() -> None:
-        with lock:
-            store_.pooled("train", csv, hashes, rows)
-    threading.Thread(target=run, name="ticketmap-warm", daemon=True).start()
-
-
 @cached_on_weights(max_entries=8, resource=True)
 def _pooled(split: str, data_key: tuple):
     with _lock():
