@@ -132,6 +132,19 @@ def _artifacts() -> Artifacts:
 
 
 @pytest.fixture(autouse=True)
+def main_module_kept():
+    """An AppTest run makes its script the process's __main__ and leaves it there; a process spawned later (an
+    interpretation worker, a Dask nanny) runs __main__ again, and a script written by AppTest.from_function dies
+    in it (NameError: __args). Each test leaves __main__ as it found it."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
+
+
+@pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory, monkeypatch) -> Path:
     """Every test gets its own empty $TICKETNET_CACHE: split results stored on disk by one test (or by a dashboard
     run on this machine) never turn up in another, and nothing is written to ~/.cache."""
