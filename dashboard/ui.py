@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -410,13 +410,19 @@ def selection(event, part: str) -> list:
         return []
 
 
-def chart_cell(chart_key: str, event, fresh: bool, cell_key: str) -> None:
-    """Set the view's confusion cell (`cell_key`) from a click on the matrix drawn under `chart_key`; a matrix drawn
-    afresh keeps the view's cell (`view.selection_changed`)."""
+def chart_cell(chart_key: str, event, fresh: bool, cell_key: str | Mapping[str, str]) -> None:
+    """Set the view's confusion cell from a click on the matrix drawn under `chart_key`: under `cell_key` as
+    {true, predicted}, or with a mapping {"true": key, "predicted": key}, each part under its own key (a view whose
+    links name them apart). A matrix drawn afresh keeps the view's cell (`view.selection_changed`)."""
     picked = selection(event, charts.CONFUSION_PARAM)
     chosen = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")} if picked else None
-    if view.selection_changed(chart_key, chosen, fresh):
+    if not view.selection_changed(chart_key, chosen, fresh):
+        return
+    if isinstance(cell_key, str):
         st.session_state[cell_key] = chosen
+    else:
+        for part, key in cell_key.items():
+            st.session_state[key] = chosen[part] if chosen else None
 
 
 def typed_placeholder() -> str:

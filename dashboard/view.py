@@ -327,11 +327,6 @@ class View:
         ss.setdefault(_WROTE, {})[self.name] = query
         return values
 
-    def kept(self) -> dict[str, Any]:
-        """The values of the view's last run (the defaults before any), by key."""
-        mine = st.session_state.get(_KEPT, {}).get(self.name, {})
-        return {f.key: mine.get(f.key, f.default) for f in self.fields}
-
 
 def write_query(names: Iterable[str], params: Mapping[str, str], always: bool = False) -> None:
     """Set each of `names` in the URL to its value in `params`, and drop those `params` lacks; a parameter that

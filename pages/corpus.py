@@ -126,10 +126,7 @@ if labelled:
         fresh = confusion_key not in st.session_state            # drawn afresh: after another page, or a link
         event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
                                 on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
-    picked = ui.selection(event, charts.CONFUSION_PARAM)
-    if view.selection_changed(confusion_key, picked[0] if picked else None, fresh):
-        for part, key in CELL_KEYS.items():
-            st.session_state[key] = picked[0].get(part) if picked else None
+    ui.chart_cell(confusion_key, event, fresh, CELL_KEYS)
     kept_cell = {part: st.session_state.get(key) for part, key in CELL_KEYS.items()}
     cell = kept_cell if all(kept_cell.values()) else None
 
