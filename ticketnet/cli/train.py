@@ -1,0 +1,138 @@
+"""`train`: a router from a folder of splits or one export, with its test figures beside the baseline's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ticketnet.cli.common import DEFAULT_SPLIT, seed_list
+
+
+def _report(card: dict) -> None:
+    """The trained router's test figures beside its baseline's, per team."""
+    t = card["metrics"]["test"]
+    b = card["baseline"]["metrics"]["test"]
+    lo, hi = t["accuracy_interval"]
+    kept = (f"mean of epochs {'–'.join(map(str, card['train']['averaged_epochs']))}"
+            if "averaged_epochs" in card["train"] else f"best epoch {card['train']['best_epoch']}")
+    print(f"{kept} of {card['train']['epochs']} ({card['train']['recipe']} recipe): "
+          f"test accuracy {t['accuracy']:.4f} (95 % interval {lo:.3f}–{hi:.3f}, n = {t['n']:,}), macro F1 "
+          f"{t['macro_f1']:.4f}, ECE {t['ece']:.4f}"
+          + (f", hard slice {t['hard_accuracy']:.4f}" if "hard_accuracy" in t else ""))
+    print(f"a bag-of-words baseline (TF-IDF + logistic regression, C {card['baseline']['C']:g}) routes "
+          f"{b['accuracy']:.4f} of the test tickets (macro F1 {b['macro_f1']:.4f}); this router {t['accuracy']:.4f}")
+    width = max(len(team) for team in card["teams"])
+    for team, s in t["per_team"].items():
+        print(f"  {team:<{width}}  recall {s['recall']:.3f}  baseline {b['recall'][team]:.3f}  (n = {s['support']:.0f})")
+    for name in ("handwritten_dev", "handwritten"):
+        if name in card["metrics"]:
+            print(f"{name}: accuracy {card['metrics'][name]['accuracy']:.4f}, ECE {card['metrics'][name]['ece']:.4f}")
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ticketnet.data.export import ExportColumns, parse_fractions
+    from ticketnet.train import TrainConfig, train, train_export, train_seeds
+
+    sizes = {k: v for k, v in (("d", args.d), ("heads", args.heads), ("blocks", args.blocks), ("d_ff", args.d_ff),
+                               ("max_len", args.max_len)) if v is not None}
+    if args.init_from and sizes:
+        raise ValueError("--init-from keeps the starting router's shape; leave out "
+                         + ", ".join(f"--{k.replace('_', '-')}" for k in sizes))
+    cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
+                      threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
+                      keep_from=args.keep_from, new_vocabulary=args.new_vocabulary, **sizes)
+    data = Path(args.data) if args.data else None
+    out = Path(args.out) if args.out else None
+    if args.keep_all_seeds and not args.seeds:
+        raise ValueError("--keep-all-seeds keeps every run of a seed search; give --seeds too (e.g. --seeds 0-4)")
+    evaluate_on = Path(args.evaluate_on) if args.evaluate_on else None
+    if evaluate_on is not None:
+        if args.seeds or (data is not None and data.is_file()):
+            raise ValueError("--evaluate-on scores one run on a folder of splits: leave out --seeds and an export "
+                             "--data FILE")
+        if not (evaluate_on / "train.csv").is_file():
+            raise ValueError(f"--evaluate-on {evaluate_on}: no train.csv there (a folder of train/valid/test.csv)")
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    if data is not None and data.is_file():
+        if out is None:
+            raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
+        texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
+        columns = ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
+                                id_given=args.id_column is not None, text_given=bool(args.text_column))
+        card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log,
+                            keep_all=args.keep_all_seeds, split_seed=args.split_seed)
+    else:
+        if data is not None and not data.is_dir():
+            raise ValueError(f"--data {data}: no such file or folder")
+        if (args.text_column or args.team_column or args.id_column or args.split != DEFAULT_SPLIT
+                or args.split_seed is not None):
+            raise ValueError("--text-column, --team-column, --id-column, --split and --split-seed apply to --data "
+                             "FILE (an export), not to a folder of train/valid/test CSVs")
+        card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds) if args.seeds
+                else train(data, out, cfg, log, evaluate_on=evaluate_on))
+    _report(card)
+    return 0
+
+
+def _train_parser(sub) -> None:
+    from ticketnet.paths import TRAIN_SEED
+
+    p = sub.add_parser("train", help="train a router on a folder of splits or on one export file, written atomically")
+    p.add_argument("--data", help="a folder with train/valid/test.csv (default: data/), or one CSV/Parquet export "
+                                  "to split into train/valid/test inside the router folder")
+    p.add_argument("--out", help="the router folder (default: weights/; needed with an export, e.g. routers/mine)")
+    p.add_argument("--text-column", action="append", metavar="NAME[,NAME]",
+                   help="export column(s) holding the text, joined one per line (default: text, else the subject, title, "
+                        "body, description or message columns the export has; e.g. subject,body)")
+    p.add_argument("--team-column", help="export column holding the team (default: team)")
+    p.add_argument("--id-column", help="export column holding the ticket id (default: ticket_id; made up if absent)")
+    p.add_argument("--split", default=DEFAULT_SPLIT, help=f"train,valid,test fractions of an export, stratified by "
+                                                          f"team (default: {DEFAULT_SPLIT})")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, help=f"the run's seed, and the export split's unless --split-seed is "
+                                                f"given (default: {TRAIN_SEED})")
+    seeds.add_argument("--seeds", type=seed_list, metavar="A-B|A,B,...",
+                       help="train once per seed and keep the best by the epoch rule (how the shipped seed was chosen: "
+                            "--seeds 0-4, 35 min on 2 cores)")
+    p.add_argument("--split-seed", type=int, metavar="S",
+                   help="seed of an export's train/valid/test split (default: the run's --seed); two runs with one "
+                        "split seed share their splits, so the Compare page can set them side by side")
+    p.add_argument("--keep-all-seeds", action="store_true",
+                   help="with --seeds: keep every seed's run as its own router folder, OUT/seeds/seed-<k>/ (the "
+                        "dashboard lists them as <name>/seed-<k> to compare)")
+    p.add_argument("--epochs", type=int,
+                   help="passes over train (default: by the recipe, 12 large, 40 small, 3 finetune)")
+    p.add_argument("--recipe", choices=("large", "small", "finetune"),
+                   help="training recipe (default: finetune with --init-from, else small below 5,000 training "
+                        "tickets, else large)")
+    p.add_argument("--init-from", metavar="ROUTER",
+                   help="start from this router (its folder or router.pt): its shape, vocabulary, teams and weights, "
+                        "then the finetune recipe (3 epochs at lr 1e-3); e.g. --init-from weights")
+    p.add_argument("--new-vocabulary", action="store_true",
+                   help="with --init-from: build the vocabulary from the new training tickets (as from scratch); "
+                        "a word the router knew keeps its embedding, a new one starts at its <unk> embedding")
+    p.add_argument("--keep", type=float, default=0.0, metavar="W",
+                   help="weight of a distillation term that keeps a router's probabilities on the training tickets "
+                        "it already routes right: --keep-from's, else --init-from's (default 0: none)")
+    p.add_argument("--keep-from", metavar="ROUTER",
+                   help="with --keep: the router to keep (its folder or router.pt; its own vocabulary, same teams)")
+    p.add_argument("--evaluate-on", metavar="FOLDER",
+                   help="score the router on this folder's splits instead: its card, baseline and stored "
+                        "predictions (--data is trained on and picks the epoch); e.g. a fine-tune on a regenerated "
+                        "draw, synth --settled-share 0.15 --out X, scored on the shipped data/")
+    p.add_argument("--lr", type=float, help="peak learning rate (default: by the recipe)")
+    p.add_argument("--d", type=int, help="model width (default 64)")
+    p.add_argument("--heads", type=int, help="heads per block (default 4)")
+    p.add_argument("--blocks", type=int, help="encoder blocks (default 2)")
+    p.add_argument("--d-ff", type=int, help="feed-forward width (default 128)")
+    p.add_argument("--max-len", type=int, help="tokens read per ticket (default 256)")
+    p.add_argument("--threads", type=int, default=2)
+    p.set_defaults(func=_train)
+
+
+def add_parsers(sub) -> None:
+    _train_parser(sub)
