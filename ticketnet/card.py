@@ -107,6 +107,9 @@ class Assessment:
     unknown_count: int = 0         # word tokens read as <unk>, repeats counted
     min_confidence: float = DEFAULT_OOD["min_confidence"]   # the rule's threshold for `team` (inf: never auto-routed)
     rule: str = "calibrated"       # whose threshold: "policy" (the stored routing policy's) or "calibrated"
+    # Why the ticket is unfamiliar where that is not unknown words (an encoder router reads every word as pieces:
+    # there it is the ticket's distance from the training tickets in the space its classifier reads).
+    unfamiliar_reason: str = ""
 
     @property
     def flagged(self) -> bool:
@@ -115,7 +118,9 @@ class Assessment:
     @property
     def reasons(self) -> list[str]:
         out = []
-        if self.unfamiliar:
+        if self.unfamiliar and self.unfamiliar_reason:
+            out.append(self.unfamiliar_reason)
+        elif self.unfamiliar:
             listed = ", ".join(self.unknown_words[:5]) + (", …" if len(self.unknown_words) > 5 else "")
             out.append(f"{self.unknown_count} of its {self.words} words ({self.unknown_share:.0%}) are unknown to "
                        f"the router ({listed})")
@@ -201,9 +206,11 @@ def card_json_bytes(meta: dict) -> bytes:
 
 
 def weights_files(weights: str | Path) -> tuple[Path, Path, Path]:
-    """The files that make a router: the weights and the vocab.json and router.json beside them."""
+    """The files that make a router: the weights, what reads its text (vocab.json; an encoder's tokenizer.json
+    beside its encoder.safetensors) and router.json."""
     weights = Path(weights)
-    return weights, weights.parent / "vocab.json", weights.parent / "router.json"
+    reader = "tokenizer.json" if weights.suffix == ".safetensors" else "vocab.json"
+    return weights, weights.parent / reader, weights.parent / "router.json"
 
 
 def load_card(weights: str | Path = WEIGHTS) -> RouterCard:

@@ -255,9 +255,14 @@ def evaluate(model: TinyTransformer, rows: list[dict], vocab: Vocab, teams: Sequ
     """Accuracy (with its Wilson 95 % interval), per-team scores, ECE, the hard slice where the rows mark one
     (`pattern`), and accuracy per `style` when the rows have one."""
     seqs, labels = encode_rows(rows, vocab, model.config.max_len, teams)
+    return evaluate_probs(predict_seqs(model, seqs), labels, rows, teams)
+
+
+def evaluate_probs(probs: torch.Tensor, labels: torch.Tensor, rows: list[dict], teams: Sequence[str]) -> dict:
+    """`evaluate`'s figures from any router's probabilities (len(rows), teams) and the rows' team indices."""
     hard = torch.tensor([is_hard(r) for r in rows])
     groups = [r["style"] for r in rows] if rows and "style" in rows[0] else None
-    out = summarize(predict_seqs(model, seqs), labels, tuple(teams), hard, groups)
+    out = summarize(probs, labels, tuple(teams), hard, groups)
     out["accuracy_interval"] = accuracy_interval(round(out["accuracy"] * out["n"]), out["n"])
     if groups is not None:
         out["per_style"] = out.pop("per_group")
@@ -285,11 +290,7 @@ def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, teams
     seqs, labels = encode_rows(rows, vocab, model.config.max_len, teams)
     conf, pred = predict_seqs(model, seqs).max(dim=1)
     correct = pred.eq(labels)
-    min_conf = 0.0
-    for c in (x / 100 for x in range(20, 100)):
-        below = conf < c
-        if below.sum() >= 10 and correct[below].double().mean().item() <= target_accuracy:
-            min_conf = c
+    min_conf = confidence_floor(conf, correct, target_accuracy)
     shares = sorted(Encoded(r["text"], tokenize(r["text"]), s, len(s), 0).unknown_share for r, s in zip(rows, seqs))
     p99 = shares[min(len(shares) - 1, int(0.99 * len(shares)))]
     below = conf < min_conf
@@ -297,6 +298,17 @@ def ood_thresholds(model: TinyTransformer, rows: list[dict], vocab: Vocab, teams
             "valid_share_below_min_confidence": round(below.double().mean().item(), 4),
             "valid_accuracy_below_min_confidence": round(correct[below].double().mean().item(), 4) if below.any() else None,
             "valid_unknown_share_p99": round(p99, 3)}
+
+
+def confidence_floor(conf: torch.Tensor, correct: torch.Tensor, target_accuracy: float) -> float:
+    """The largest confidence c (in steps of 0.01, from 0.20) such that the tickets below c (at least 10) were
+    routed right at most `target_accuracy` of the time; 0 where no c qualifies."""
+    floor = 0.0
+    for c in (x / 100 for x in range(20, 100)):
+        below = conf < c
+        if below.sum() >= 10 and correct[below].double().mean().item() <= target_accuracy:
+            floor = c
+    return floor
 
 
 class WeightAverage:
@@ -611,11 +623,12 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
 def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns(),
                  fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
                  seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False,
-                 split_seed: int | None = None) -> dict:
+                 split_seed: int | None = None, fit: Callable[[Path, Path, dict], dict] | None = None) -> dict:
     """A router from one export file: checked, split (stratified by team, seeded by `split_seed`, else by
     `cfg.seed`) into the router folder's data/, trained there, all in one folder swap. Routers of one export that
     share a split seed share their splits, whatever their training seeds, so they can be compared. Bad input raises
-    DataError before anything is written."""
+    DataError before anything is written. `fit(data, stage, extra)` trains another kind of router on the splits
+    (an encoder's fine-tune) in place of the Tiny router's training."""
     found = read_export(export, columns)
     rows = found.rows
     split_seed = cfg.seed if split_seed is None else split_seed
@@ -631,6 +644,8 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
         data = stage / ROUTER_DATA
         for name, part in splits.items():
             write_atomic(data / f"{name}.csv", splits_csv(part))
+        if fit is not None:
+            return fit(data, stage, extra)
         if seeds:
             return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all)
         return _fit(data, stage, cfg, log, extra)

@@ -15,6 +15,7 @@ from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
 from ticketnet.card import RouterCard, WeightsError, load_card
+from ticketnet.catalog import DEFAULT_ROUTER, list_routers
 
 if TYPE_CHECKING:
     from ticketnet.router import Router
@@ -37,8 +38,6 @@ WARMUP_DELAY_S = 1.0
 TICKET_TTL_S = 600.0
 
 ROUTER_PARAM = "router"               # ?router=mine: the router this session reads, by its folder's name
-DEFAULT_ROUTER = "larkfield"          # the name of the default router (the shipped one, or $TICKETNET_ROUTER's)
-SEEDS_FOLDER = "seeds"                # a seed search's kept runs inside a router folder (ticketnet.train.SEEDS_FOLDER)
 
 T = TypeVar("T")
 
@@ -51,26 +50,8 @@ def use_server_threads() -> None:
 
 
 def routers() -> dict[str, Path]:
-    """The routers a session can open, by name: the default one first, then every folder under `routers/` (or
-    $TICKETNET_ROUTERS) that holds a router.json, sorted by name, then each one's kept seed runs as NAME/seed-<k>."""
-    found = {DEFAULT_ROUTER: paths.weights_path().parent}
-    root = paths.routers_dir()
-    try:
-        subfolders = sorted(p for p in root.iterdir() if p.is_dir() and (p / "router.json").is_file())
-    except OSError:
-        subfolders = []
-    for folder in subfolders:
-        if folder.name not in found and folder.resolve() != found[DEFAULT_ROUTER].resolve():
-            found[folder.name] = folder
-    # `train --seeds ... --keep-all-seeds` keeps each seed's run in NAME/seeds/seed-<k>/: listed as NAME/seed-<k>.
-    for name, folder in list(found.items()):
-        try:
-            runs = sorted(p for p in (folder / SEEDS_FOLDER).iterdir() if p.is_dir() and (p / "router.json").is_file())
-        except OSError:
-            continue
-        for run in runs:
-            found.setdefault(f"{name}/{run.name}", run)
-    return found
+    """The routers a session can open, by name (`ticketnet.catalog.list_routers`): the default one first."""
+    return list_routers()
 
 
 _session_router: Callable[[], str | None] = lambda: None

