@@ -26,7 +26,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "predictions": {"_runtime", "paths", "data", "card", "router"},
     "predict": {"data", "card", "router", "policy"},
     "baseline": {"metrics", "data"},
-    "train": {"_runtime", "paths", "data", "nn", "metrics", "baseline", "card", "router", "predictions"},
+    "train": {"_runtime", "paths", "data", "nn", "metrics", "baseline", "card", "router", "predictions", "catalog"},
     "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret"},
     "policy": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "policy"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},

@@ -7,7 +7,7 @@ from pathlib import Path
 from ticketnet import paths
 
 DEFAULT_ROUTER = "larkfield"          # the name of the default router (the shipped one, or $TICKETNET_ROUTER's)
-SEEDS_FOLDER = "seeds"                # a seed search's kept runs inside a router folder (ticketnet.train.SEEDS_FOLDER)
+SEEDS_FOLDER = "seeds"                # a seed search's kept runs inside a router folder (where `train --seeds ... --keep-all-seeds` keeps them)
 CARD = "router.json"
 
 

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from ticketnet._runtime.atomic import staged_folder, write_atomic
 from ticketnet._runtime.hashing import file_sha256
 from ticketnet.baseline import fit_baseline
+from ticketnet.catalog import SEEDS_FOLDER  # noqa: F401  (where `--keep-all-seeds` keeps each run; tests import it here)
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
 from ticketnet.data.thread import split_thread
@@ -556,7 +557,6 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
         return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on)
 
 
-SEEDS_FOLDER = "seeds"                   # `train --seeds ... --keep-all-seeds`: OUT/seeds/seed-<k>/, one router each
 
 
 def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
