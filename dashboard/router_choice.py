@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard.data import model
 from ticketnet.card import WeightsError
+from ticketnet.catalog import weights_in
 
 _CHOSEN = "_router"               # the router this session reads
 _WROTE = "_router_written"        # the value this session last wrote to ?router=
@@ -61,10 +62,11 @@ def router_notice() -> str | None:
 
 def _describe(name: str, folder) -> str:
     try:
-        teams = model.card_at(folder / "router.pt").teams
+        teams = model.card_at(weights_in(folder)).teams
     except WeightsError:
         return f"{name} (cannot be read)"
-    return f"{name} · {len(teams)} teams"
+    kind = " · encoder" if model.is_encoder(weights_in(folder)) else ""
+    return f"{name} · {len(teams)} teams{kind}"
 
 
 def router_picker() -> None:

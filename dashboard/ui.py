@@ -271,10 +271,13 @@ def _shorten(text: str, limit: int) -> str:
 
 def notices(encoded) -> None:
     """What the model could not read: truncation, words never seen in training."""
+    unit = "pieces" if getattr(encoded, "word_ids", None) is not None else "tokens"
     if encoded.truncated:
-        st.warning(f"Truncated: the ticket has {encoded.n_total:,} tokens; the router reads only the first "
+        st.warning(f"Truncated: the ticket has {encoded.n_total:,} {unit}; the router reads only the first "
                    f"{len(encoded.ids):,}. Everything shown is about those {len(encoded.ids):,}.",
                    icon=":material/content_cut:")
+    if unit == "pieces":
+        return
     if encoded.unknown == len(encoded.ids):
         st.warning("None of these words were seen in training: every token reads as `<unk>`, so the model never "
                    "saw these words and its prediction is a guess from length and position alone.",
@@ -379,8 +382,16 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
     )
 
 
-def parity_badge(max_difference: float, differences: dict[str, float] | None = None) -> None:
-    """"from-scratch = PyTorch within 4.8e-07": the largest difference on this ticket, weights and outputs."""
+def parity_badge(max_difference: float | None, differences: dict[str, float] | None = None) -> None:
+    """"from-scratch = PyTorch within 4.8e-07": the largest difference on this ticket, weights and outputs. None: an
+    encoder router, whose reference (transformers, a second copy of the model) the Verification page loads."""
+    if max_difference is None:
+        st.badge("from-scratch copy of the encoder: parity with transformers on the Verification page",
+                 icon=":material/info:", color="gray",
+                 help="Every block of this router runs through the project's own MultiHead. Checking it against "
+                      "transformers' own forward needs a second copy of the model in memory, so that check is made "
+                      "on the Verification page, on demand.")
+        return
     ok = max_difference <= 1e-5
     text = f"from-scratch = PyTorch within {max_difference:.1e}" if ok else \
         f"from-scratch differs from PyTorch by {max_difference:.1e}"

@@ -75,6 +75,26 @@ def heads(text_key: str, n_blocks: int, n_heads: int, n_tokens: int, first_row: 
     ))
 
 
+LEVELS = ("words", "pieces")       # an encoder router's heatmaps: a word view for analysts, the pieces it reads
+
+
+def encoder_heads(n_blocks: int, n_heads: int) -> view.View:
+    """An encoder router's Heads: layer, level (words or pieces) and the head drawn alone for long tickets
+    (?block=3&level=pieces&one_head=7)."""
+    return view.View("encoder_heads", (
+        _block(n_blocks),
+        view.Field("heads_level", "level", LEVELS[0], view.choice(LEVELS)),
+        view.Field("one_head", "one_head", 0, view.bounded_int(0, n_heads - 1, f"a head (1 to {n_heads})", shift=1)),
+    ))
+
+
+def encoder_heads_row(text_key: str, level: str, n_rows: int) -> view.View:
+    """The query row of an encoder router's Heads (?row=5), kept per level: a word's position is not a piece's.
+    It starts on the first word, after [CLS]."""
+    return view.View(f"encoder_heads_row_{level}", (_query_row(f"query_row_{text_key}_{level}", n_rows,
+                                                                  1 if n_rows > 1 else 0),))
+
+
 def interpretation(text_key: str, teams: Sequence[str], predicted: int, signal_defaults: dict[str, list[str]],
                    focus_default: str) -> view.View:
     """Target team (by name; the predicted team by default), unit and phrase signals (?target=delivery&unit=

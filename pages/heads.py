@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state, ui, view, views
+from dashboard import encoder_ui, narrative, state, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.charts import raster
@@ -32,6 +32,9 @@ with st.container(border=True):
     ui.ticket_header(pick, ins.probs, teams, tokens)
     ui.notices(ins.encoded)
     ui.parity_badge(ins.max_difference, ins.differences)
+if router.kind == "encoder":
+    encoder_ui.heads(pick, ins, teams)
+    st.stop()
 
 text_key = pick.text_key
 blocks = list(range(1, n_blocks + 1))

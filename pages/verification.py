@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import narrative, state, ui
-from dashboard.data import parity, splits
+from dashboard.data import model, parity, splits
 from dashboard.text import md_escape
 
 COMPANIONS = 15          # valid tickets padded together with the picked one (as CI pads the first 16)
@@ -47,6 +47,21 @@ st.caption(f"One head: `attention()` against `F.scaled_dot_product_attention`. M
 
 pick = state.current()
 label = pick.label                # an id, a corpus ticket's id, or "your ticket"
+if model.is_encoder_router():
+    valid = splits.split_rows("valid")
+    others = [t for t in valid["text"].tolist() if t != pick.text][:7]
+    try:
+        rows = parity.encoder_rows(tuple([pick.text, *others]), run)
+    except ValueError as exc:
+        ui.cannot_route(exc)
+    show(rows, f"The encoder router on {label}, against transformers")
+    st.caption("Every block's attention runs through the project's own `MultiHead`, its copy of the encoder's query, "
+               "key, value and output weights; embeddings, post-norm layers, GELU and the router's head are re-run "
+               "from scratch. transformers' own model (eager attention, a second copy loaded for this page only) "
+               "reads the same pieces: the embeddings, every layer's attention probabilities and hidden states, and "
+               f"the logits are compared over the real pieces, on {label} alone and padded with "
+               f"{len(others)} valid tickets.")
+    st.stop()
 try:
     show(parity.model_rows(pick.text, run), f"The shipped model on {label}")
 except ValueError as exc:

@@ -35,3 +35,17 @@ def list_routers() -> dict[str, Path]:
         for run in _router_folders(folder / SEEDS_FOLDER):
             found.setdefault(f"{name}/{run.name}", run)
     return found
+
+
+ENCODER_WEIGHTS = "encoder.safetensors"   # an encoder router's weights file (ticketnet.encoder.card.WEIGHTS)
+
+
+def weights_in(folder: Path) -> Path:
+    """The file that names a router folder's weights: an encoder router's encoder.safetensors, else router.pt."""
+    folder = Path(folder)
+    encoder = folder / ENCODER_WEIGHTS
+    return encoder if encoder.is_file() else folder / "router.pt"
+
+
+def is_encoder(weights: Path) -> bool:
+    return Path(weights).name == ENCODER_WEIGHTS

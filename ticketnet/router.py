@@ -27,6 +27,7 @@ class Router:
     # True reads the whole text, as an analyst may ask for one ticket.
     whole_thread: bool = False
 
+    kind = "tiny"                  # beside ticketnet.encoder's "encoder" routers
     @property
     def max_len(self) -> int:
         return self.model.config.max_len

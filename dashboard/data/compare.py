@@ -22,6 +22,7 @@ from dashboard.data.store import stamp
 from ticketnet import paths, predictions
 from ticketnet._runtime.hashing import file_sha256
 from ticketnet.card import RouterCard, WeightsError
+from ticketnet.catalog import weights_in
 
 if TYPE_CHECKING:
     from ticketnet.router import Router
@@ -41,7 +42,7 @@ def folder(name: str) -> Path:
 
 
 def _weights(name: str) -> Path:
-    return folder(name) / "router.pt"
+    return weights_in(folder(name))
 
 
 def _key(name: str) -> tuple:

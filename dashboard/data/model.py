@@ -15,7 +15,7 @@ from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
 from ticketnet.card import RouterCard, WeightsError, load_card
-from ticketnet.catalog import DEFAULT_ROUTER, list_routers
+from ticketnet.catalog import DEFAULT_ROUTER, is_encoder, list_routers, weights_in
 
 if TYPE_CHECKING:
     from ticketnet.router import Router
@@ -80,9 +80,10 @@ def router_name() -> str:
 
 
 def weights_path() -> Path:
-    """This session's router.pt: the default one is $TICKETNET_WEIGHTS or the shipped weights/router.pt."""
+    """This session's weights file (router.pt, or an encoder router's encoder.safetensors): the default one is
+    $TICKETNET_WEIGHTS or the shipped weights/router.pt."""
     folder = _chosen()[1]
-    return paths.weights_path() if folder is None else folder / "router.pt"
+    return paths.weights_path() if folder is None else weights_in(folder)
 
 
 def card_at(weights: Path) -> RouterCard:
@@ -115,7 +116,12 @@ def _load_router(path: str, key: tuple) -> Router:
 
     # The heap's settings are the launcher's (dashboard/__main__.py), with the idle watch's trims that go with them;
     # setting any here, on the router's first load, would override them for the whole server.
-    r = Router.load(path)
+    if is_encoder(Path(path)):
+        from ticketnet.encoder.router import EncoderRouter
+
+        r = EncoderRouter.load(Path(path).parent)
+    else:
+        r = Router.load(path)
     r.model.eval()
     r.model.requires_grad_(False)
     return r
@@ -123,6 +129,10 @@ def _load_router(path: str, key: tuple) -> Router:
 
 @st.cache_resource(show_spinner=False)
 def _load_card(path: str, key: tuple) -> RouterCard:
+    if is_encoder(Path(path)):
+        from ticketnet.encoder.card import load_encoder_card
+
+        return load_encoder_card(Path(path).parent)
     return load_card(path)
 
 
@@ -142,9 +152,17 @@ def router() -> Router:
     return _on_weights_file(_load_router)
 
 
+def is_encoder_router() -> bool:
+    """Whether this session's router is a pretrained encoder (pieces, many heads) rather than the Tiny router."""
+    return is_encoder(weights_path())
+
+
 def card() -> RouterCard:
     """The router's vocabulary, teams and router.json without its weights (no torch), once per weights file; stops
-    the page on failure. Enough to encode a ticket, name the teams and read stored predictions."""
+    the page on failure. Enough to encode a ticket, name the teams and read stored predictions. An encoder router's
+    card comes with its model, which its distance flag needs."""
+    if is_encoder_router():
+        return router().card
     return _on_weights_file(_load_card)
 
 

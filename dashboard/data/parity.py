@@ -27,3 +27,19 @@ def model_rows(text: str, run: int) -> list[ParityRow]:
 @cached_on_weights(show_spinner="Running a padded batch and the masked-token invariance check…", max_entries=64)
 def padded_rows(texts: tuple[str, ...], run: int) -> list[ParityRow]:
     return parity.padded_batch_rows(router(), list(texts))
+
+
+@st.cache_resource(show_spinner="Loading transformers' own copy of the encoder to check against…", max_entries=1)
+def _encoder_reference(weights_key: tuple):
+    from ticketnet.encoder.parity import reference_for
+
+    return reference_for(router())
+
+
+@cached_on_weights(show_spinner="Running the encoder's blocks against transformers…", max_entries=32)
+def encoder_rows(texts: tuple[str, ...], run: int) -> list[ParityRow]:
+    """The encoder router against transformers' eager forward: the picked ticket alone, then padded with others."""
+    from dashboard.data.model import weights_stamp
+    from ticketnet.encoder.parity import ticket_rows
+
+    return ticket_rows(router(), _encoder_reference(weights_stamp()), list(texts))

@@ -28,9 +28,12 @@ def reader(whole_thread: bool = False):
 def inspection(text: str, whole_thread: bool = False):
     """ticketnet.inspect_ticket for this text, computed once per text (block/query changes reuse it); the whole
     thread read with `whole_thread`, else the new message only."""
-    from ticketnet.lens.inspection import inspect_ticket
-
-    return inspect_ticket(reader(whole_thread), text)
+    r = reader(whole_thread)
+    if r.kind == "encoder":
+        from ticketnet.encoder.inspection import inspect_ticket
+    else:
+        from ticketnet.lens.inspection import inspect_ticket
+    return inspect_ticket(r, text)
 
 
 @st.cache_resource(show_spinner=False)

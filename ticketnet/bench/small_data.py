@@ -1,4 +1,4 @@
-"""Small-data side by side: TF-IDF + logistic regression against TinyTransformer recipes, by stratified k-fold or hold-out."""
+"""Small-data side by side: TF-IDF + logistic regression, TinyTransformer recipes and encoder fine-tunes, by k-fold or hold-out."""
 
 from __future__ import annotations
 
@@ -255,6 +255,30 @@ def fit_transformer(texts: list[str], labels: list[int], n_classes: int, recipe:
     return lambda xs: _predict(model, encode(xs))
 
 
+# Encoder fine-tunes side by side with the Tiny recipes and the baseline, on the same folds (`--encoders`); each
+# keeps its last epoch, as the Tiny recipes do, so no fold's evaluation tickets choose anything.
+ENCODERS: dict[str, dict] = {
+    "minilm_top2": {},
+    "minilm_all": {"train_blocks": None},
+    "minilm_top2_e10": {"epochs": 10},
+    "minilm_all_e3": {"train_blocks": None, "epochs": 3},
+    "minilm_top2_lr3e-4": {"lr": 3e-4},
+}
+
+
+def fit_encoder(texts: list[str], labels: list[int], n_classes: int, overrides: dict, seed: int = 0):
+    """Fine-tune MiniLM (ticketnet.encoder.finetune's recipe with `overrides`) on the texts; a predict function."""
+    from ticketnet.encoder.finetune import EncoderRecipe, start_router, train_loop
+
+    recipe = EncoderRecipe(seed=seed, threads=torch.get_num_threads(), **overrides)
+    router, _, first = start_router(recipe, tuple(str(k) for k in range(n_classes)))
+    encoded = [router.encode(t) for t in texts]
+    state, *_ = train_loop(router, encoded, torch.tensor(labels), recipe, first, log=lambda m: None)
+    router.model.load_state_dict({**router.model.state_dict(), **state})
+    router.model.eval()
+    return lambda xs: router.predict_encoded([router.encode(t) for t in xs]).argmax(1).tolist()
+
+
 def _score(result: Result, fit, train_x, train_y, eval_x, eval_y, n_classes: int) -> None:
     start = time.perf_counter()
     predict = fit(train_x, train_y)
@@ -264,15 +288,17 @@ def _score(result: Result, fit, train_x, train_y, eval_x, eval_y, n_classes: int
     result.macro_f1.append(macro_f1(eval_y, pred, n_classes))
 
 
-def _fitters(n_classes: int, recipes: dict[str, Recipe], seed: int, baseline: bool):
+def _fitters(n_classes: int, recipes: dict[str, Recipe], seed: int, baseline: bool, encoders: tuple[str, ...] = ()):
     if baseline:
         yield "tfidf", "tfidf_logreg", fit_tfidf
     for name, recipe in recipes.items():
         yield name, "transformer", (lambda r: lambda x, y: fit_transformer(x, y, n_classes, r, seed))(recipe)
+    for name in encoders:
+        yield name, "encoder", (lambda o: lambda x, y: fit_encoder(x, y, n_classes, o, seed))(ENCODERS[name])
 
 
 def cross_validate(texts: list[str], teams: list[str], recipes: dict[str, Recipe], folds: int = 5,
-                   seed: int = CV_SEED, baseline: bool = True, log=print) -> list[dict]:
+                   seed: int = CV_SEED, baseline: bool = True, log=print, encoders: tuple[str, ...] = ()) -> list[dict]:
     """Stratified k-fold: every method on the same folds; one table row per method."""
     from sklearn.model_selection import StratifiedKFold
 
@@ -280,7 +306,7 @@ def cross_validate(texts: list[str], teams: list[str], recipes: dict[str, Recipe
     y = [names.index(t) for t in teams]
     results = {}
     splits = list(StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(texts, y))
-    for exp, method, fit in _fitters(len(names), recipes, seed, baseline):
+    for exp, method, fit in _fitters(len(names), recipes, seed, baseline, encoders):
         res = results[exp] = Result(exp, method, len(splits[0][0]), len(splits[0][1]))
         for k, (tr, ev) in enumerate(splits):
             _score(res, fit, [texts[i] for i in tr], [y[i] for i in tr], [texts[i] for i in ev], [y[i] for i in ev],
@@ -301,7 +327,7 @@ def stratified_sample(teams: list[str], n: int, seed: int) -> list[int]:
 
 def learning_curve(train_texts: list[str], train_teams: list[str], eval_texts: list[str], eval_teams: list[str],
                    sizes: list[int], recipes: dict[str, Recipe], seed: int = CV_SEED, baseline: bool = True,
-                   log=print) -> list[dict]:
+                   log=print, encoders: tuple[str, ...] = ()) -> list[dict]:
     """Train on stratified subsamples of the training set, score on the fixed evaluation set; a row per size and method."""
     names = sorted(set(train_teams))
     rows = []
@@ -309,7 +335,7 @@ def learning_curve(train_texts: list[str], train_teams: list[str], eval_texts: l
         idx = stratified_sample(train_teams, n, seed)
         tx, ty = [train_texts[i] for i in idx], [names.index(train_teams[i]) for i in idx]
         ey = [names.index(t) for t in eval_teams]
-        for exp, method, fit in _fitters(len(names), recipes, seed, baseline):
+        for exp, method, fit in _fitters(len(names), recipes, seed, baseline, encoders):
             res = Result(exp, method, len(tx), len(eval_texts))
             _score(res, fit, tx, ty, eval_texts, ey, len(names))
             rows.append(res.row())
@@ -360,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="use a stratified sample of this many labelled tickets")
     p.add_argument("--recipes", default="shipped,issue",
                    help=f"comma-separated, from: {', '.join(RECIPES)}; 'none' for the baseline only")
+    p.add_argument("--encoders", default="", help=f"comma-separated encoder fine-tunes, from: {', '.join(ENCODERS)}")
     p.add_argument("--epochs", type=int, help="override every recipe's epochs")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a recipe field in every recipe (repeatable), e.g. --set epochs=80 --set lr=0.02")
@@ -373,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in RECIPES]
     if unknown:
         p.error(f"unknown recipe(s) {', '.join(unknown)}; known: {', '.join(RECIPES)}")
+    encoders = tuple(n.strip() for n in args.encoders.split(",") if n.strip())
+    if [n for n in encoders if n not in ENCODERS]:
+        p.error(f"unknown encoder fine-tune(s); known: {', '.join(ENCODERS)}")
     overrides = _overrides(p, args.set) | ({"epochs": args.epochs} if args.epochs is not None else {})
     recipes = {n: replace(RECIPES[n], **overrides) for n in names}
     if args.name:
@@ -386,9 +416,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.eval:
         eval_texts, eval_teams = read_labelled(args.eval, args.text_columns, args.team_column)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        rows = learning_curve(texts, teams, eval_texts, eval_teams, sizes, recipes, baseline=not args.no_baseline)
+        rows = learning_curve(texts, teams, eval_texts, eval_teams, sizes, recipes, baseline=not args.no_baseline,
+                              encoders=encoders)
     else:
-        rows = cross_validate(texts, teams, recipes, args.folds, baseline=not args.no_baseline)
+        rows = cross_validate(texts, teams, recipes, args.folds, baseline=not args.no_baseline, encoders=encoders)
     print(format_table(rows))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "recipes": {n: asdict(r) for n, r in recipes.items()}},

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from ticketnet.card import WeightsError
+
 # Set before transformers or huggingface_hub is first imported, so neither ever reaches for a hub.
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
            "HF_DATASETS_OFFLINE": "1"}
@@ -36,7 +38,7 @@ BASES = {"BertModel": "bert", "DistilBertModel": "distilbert", "RobertaModel": "
 SUPPORTED = "BERT, DistilBERT, RoBERTa/XLM-R and ELECTRA sequence classifiers (or their base models, to fine-tune)"
 
 
-class EncoderError(ValueError):
+class EncoderError(WeightsError):
     """An encoder folder that cannot be used; the message names the folder and what to do."""
 
 

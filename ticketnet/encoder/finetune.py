@@ -22,7 +22,8 @@ from ticketnet.data.tickets import DataError, team_list
 from ticketnet.encoder import files
 from ticketnet.encoder.model import EncoderModel
 from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded
-from ticketnet.encoder.router import CARD, KIND, OOD_PREFIX, TOKENIZER, WEIGHTS, EncoderRouter
+from ticketnet.encoder.card import CARD, KIND, TOKENIZER, WEIGHTS
+from ticketnet.encoder.router import OOD_PREFIX, EncoderRouter
 from ticketnet.encoder.weights import build
 from ticketnet.metrics import fit_temperature
 from ticketnet.nn.attention import padding_mask
@@ -152,29 +153,85 @@ def fine_tune_export(export: Path, out: Path, columns, fractions, recipe: Encode
                         fit=lambda data, stage, extra: _fine_tune(data, stage, recipe, log, extra))
 
 
-def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str], None], extra: dict | None) -> dict:
-    torch.manual_seed(recipe.seed)
-    torch.set_num_threads(recipe.threads)
-    rng = random.Random(recipe.seed)
+def start_router(recipe: EncoderRecipe, teams: tuple[str, ...]) -> tuple[EncoderRouter, dict, int]:
+    """The base encoder with dropout and a fresh mean-pooled classifier over `teams`, all but the top blocks frozen:
+    (router, what the card records of the base, the first trained block)."""
     found, base = base_of(recipe)
-    teams, train_rows, evaluated = load_splits(data)
-    if len(train_rows) < len(teams) * 2:
-        raise DataError(f"{data}: {len(train_rows)} training tickets are too few to fine-tune on {len(teams)} teams")
-    model = build(found, files.load_state(found.path), n_classes=len(teams), head="mean")
-    tok = files.load_tokenizer(found.path, model.config.vocab_size)
-    max_pieces = min(recipe.max_pieces, model.config.max_pieces)
-    meta = {"kind": KIND, "max_pieces": max_pieces}
-    router = EncoderRouter(model, tok, teams, meta)
-    model = EncoderModel(model.config, recipe.dropout)
-    model.load_state_dict(router.model.state_dict())
+    loaded = build(found, files.load_state(found.path), n_classes=len(teams), head="mean")
+    tok = files.load_tokenizer(found.path, loaded.config.vocab_size)
+    model = EncoderModel(loaded.config, recipe.dropout)
+    model.load_state_dict(loaded.state_dict())
     with torch.no_grad():                                               # a fresh classifier, as BERT starts its heads
         g = torch.Generator().manual_seed(recipe.seed)
         model.head.out.weight.copy_(torch.randn(model.head.out.weight.shape, generator=g) * 0.02)
         model.head.out.bias.zero_()
-    router.model = model
-    names = trainable(model, recipe.train_blocks)
+    trainable(model, recipe.train_blocks)
     first = max(0, len(model.blocks) - (recipe.train_blocks or len(model.blocks)))
+    meta = {"kind": KIND, "max_pieces": min(recipe.max_pieces, model.config.max_pieces)}
+    return EncoderRouter(model, tok, teams, meta), {**base, "folder": str(found.path)}, first
 
+
+def train_loop(router: EncoderRouter, encoded: list[PieceEncoded], labels: torch.Tensor, recipe: EncoderRecipe,
+               first: int, score_epoch: Callable[[], tuple[float, dict]] | None = None,
+               log: Callable[[str], None] = print) -> tuple[dict[str, torch.Tensor], list[dict], int, float]:
+    """AdamW over the trainable tensors (the head `head_lr_scale` faster), a warm-up over a tenth of the steps then a
+    linear decay to 0, clipped at 1. Each epoch is scored by `score_epoch` (higher is better; None: the last epoch
+    is kept). Returns the kept epoch's trainable tensors, the history, the kept epoch and its score."""
+    torch.manual_seed(recipe.seed)
+    torch.set_num_threads(recipe.threads)
+    rng = random.Random(recipe.seed)
+    model = router.model
+    names = [n for n, p in model.named_parameters() if p.requires_grad]
+    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() == 2 and not n.startswith("head")]
+    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() < 2 and not n.startswith("head")]
+    opt = torch.optim.AdamW([
+        {"params": decay, "lr": recipe.lr, "weight_decay": recipe.weight_decay},
+        {"params": no_decay, "lr": recipe.lr, "weight_decay": 0.0},
+        {"params": list(model.head.parameters()), "lr": recipe.lr * recipe.head_lr_scale, "weight_decay": 0.0},
+    ])
+    seqs = [e.ids for e in encoded]
+    total = math.ceil(len(seqs) / recipe.batch_size) * recipe.epochs
+    warmup = max(1, total // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
+    frozen = _frozen_inputs(router, encoded, first)      # the frozen blocks' outputs, computed once
+    progress = Progress(total, log)
+    best, best_state, best_epoch, history = -math.inf, None, 0, []
+    for epoch in range(1, recipe.epochs + 1):
+        model.train()
+        for block in model.blocks[:first]:
+            block.eval()
+        loss_sum = 0.0
+        for idx in length_batches(seqs, recipe.batch_size, rng):
+            ids, is_pad = router.batch([encoded[i] for i in idx])
+            x = _block_input(model, frozen, idx, ids, is_pad, first)
+            loss = F.cross_entropy(model.head(model.encode(x, is_pad, start=first), is_pad), labels[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+            opt.step()
+            sched.step()
+            loss_sum += loss.item() * len(idx)
+            progress.step()
+        model.eval()
+        score, parts = score_epoch() if score_epoch is not None else (float(epoch), {})
+        entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), **parts}
+        history.append(entry)
+        progress.epoch(f"epoch {epoch}/{recipe.epochs}  loss {entry['train_loss']:.4f}"
+                       + "".join(f"  {k.replace('_', ' ')} {v:.4f}" for k, v in parts.items()))
+        if score > best:
+            best, best_epoch = score, epoch
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k in names}
+    return best_state, history, best_epoch, best
+
+
+def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str], None], extra: dict | None) -> dict:
+    teams, train_rows, evaluated = load_splits(data)
+    if len(train_rows) < len(teams) * 2:
+        raise DataError(f"{data}: {len(train_rows)} training tickets are too few to fine-tune on {len(teams)} teams")
+    router, base, first = start_router(recipe, teams)
+    base_folder = Path(base.pop("folder"))
+    model, max_pieces = router.model, router.max_len
     encoded = [router.encode(r["text"]) for r in train_rows]
     labels = _labels(train_rows, teams)
     valid = [router.encode(r["text"]) for r in evaluated["valid"]]
@@ -189,55 +246,18 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
         f"classifier, {recipe.epochs} epochs at lr {recipe.lr:g} (head ×{recipe.head_lr_scale:g}); "
         f"{max_pieces} pieces read per ticket ({truncated:,} training tickets truncated)")
 
-    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() == 2 and not n.startswith("head")]
-    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() < 2 and not n.startswith("head")]
-    opt = torch.optim.AdamW([
-        {"params": decay, "lr": recipe.lr, "weight_decay": recipe.weight_decay},
-        {"params": no_decay, "lr": recipe.lr, "weight_decay": 0.0},
-        {"params": list(model.head.parameters()), "lr": recipe.lr * recipe.head_lr_scale, "weight_decay": 0.0},
-    ])
-    seqs = [e.ids for e in encoded]
-    steps_per_epoch = math.ceil(len(seqs) / recipe.batch_size)
-    total = steps_per_epoch * recipe.epochs
-    warmup = max(1, total // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (total - s) / max(1, total - warmup)) if s >= warmup
-        else (s + 1) / warmup)
-
-    frozen = _frozen_inputs(router, encoded, first)      # the frozen blocks' outputs, computed once
-    progress = Progress(total, log)
-    best, best_state, best_epoch, history = -1.0, None, 0, []
-    start, cpu_start = time.perf_counter(), time.process_time()
-    for epoch in range(1, recipe.epochs + 1):
-        model.train()
-        for block in model.blocks[:first]:
-            block.eval()
-        loss_sum = 0.0
-        for idx in length_batches(seqs, recipe.batch_size, rng):
-            ids, is_pad = router.batch([encoded[i] for i in idx])
-            x = _block_input(model, frozen, idx, ids, is_pad, first)
-            logits = model.head(model.encode(x, is_pad, start=first), is_pad)
-            loss = F.cross_entropy(logits, labels[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
-            opt.step()
-            sched.step()
-            loss_sum += loss.item() * len(idx)
-            progress.step()
+    def score_epoch() -> tuple[float, dict]:
+        """The epoch rule of the Tiny router: valid, with the hand-written development set where there is one."""
         valid_acc = _logits(router, valid).argmax(1).eq(valid_labels).double().mean().item()
-        entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), "valid_accuracy": round(valid_acc, 4)}
-        score = valid_acc
-        if dev is not None:
-            dev_acc = _logits(router, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
-            entry["handwritten_dev_accuracy"] = round(dev_acc, 4)
-            score = (1 - recipe.dev_weight) * valid_acc + recipe.dev_weight * dev_acc
-        history.append(entry)
-        progress.epoch(f"epoch {epoch}/{recipe.epochs}  loss {entry['train_loss']:.4f}  valid accuracy {valid_acc:.4f}"
-                       + (f"  hand-written dev {entry['handwritten_dev_accuracy']:.4f}" if dev is not None else ""))
-        if score > best:
-            best, best_epoch = score, epoch
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k in names}
+        parts = {"valid_accuracy": round(valid_acc, 4)}
+        if dev is None:
+            return valid_acc, parts
+        dev_acc = _logits(router, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
+        parts["handwritten_dev_accuracy"] = round(dev_acc, 4)
+        return (1 - recipe.dev_weight) * valid_acc + recipe.dev_weight * dev_acc, parts
+
+    start, cpu_start = time.perf_counter(), time.process_time()
+    best_state, history, best_epoch, best = train_loop(router, encoded, labels, recipe, first, score_epoch, log)
     seconds = round(time.perf_counter() - start, 1)
     cpu_seconds = round(time.process_time() - cpu_start, 1)
     state = model.state_dict()
@@ -293,7 +313,7 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
         **(extra or {}),
     }
     router.meta = card
-    save(router, stored, out, found.path)
+    save(router, stored, out, base_folder)
     write_predictions(router, out / WEIGHTS, data)
     return card
 

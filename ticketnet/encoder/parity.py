@@ -17,6 +17,9 @@ def reference_model(folder: EncoderFolder, overrides: dict[str, Tensor] | None =
     `overrides` are tensors by transformers' names that replace the stored ones (a fine-tune's changed weights)."""
     set_offline()
     from transformers import AutoModel, AutoModelForSequenceClassification
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()                   # its bar would print to the server's or the suite's stderr
 
     cls = AutoModelForSequenceClassification if folder.classifier else AutoModel
     model = cls.from_pretrained(str(folder.path), local_files_only=True, trust_remote_code=False,
@@ -76,3 +79,24 @@ def fine_tune_reference(router):
             overrides[name] = state[mine]
     reference.load_state_dict(overrides, strict=False)
     return reference
+
+
+def reference_for(router):
+    """transformers' reference model of an encoder router: the team's own saved classifier, or the fine-tune's base
+    with its changes put back."""
+    if router.meta.get("source") == "classifier":
+        from ticketnet.encoder.files import read_folder
+
+        return reference_model(read_folder(router.meta["folder"]))
+    return fine_tune_reference(router)
+
+
+def ticket_rows(router, reference, texts: list[str]) -> list[ParityRow]:
+    """Parity on the first ticket alone, then on all of them padded into one batch (real tokens compared)."""
+    encoded = [router.encode(t) for t in texts]
+    ids, is_pad = router.batch(encoded[:1])
+    rows = parity_rows(router.model, reference, ids, is_pad, "one ticket")
+    if len(encoded) > 1:
+        ids, is_pad = router.batch(encoded)
+        rows += parity_rows(router.model, reference, ids, is_pad, f"{len(encoded)} tickets, padded")
+    return rows

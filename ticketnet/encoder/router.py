@@ -9,19 +9,16 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from ticketnet.card import DEFAULT_OOD, POLICY_KEY, Assessment
+from ticketnet.card import Assessment
 from ticketnet.encoder import files
 from ticketnet.encoder.files import EncoderError
 from ticketnet.encoder.model import EncoderConfig, EncoderModel
-from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded, encode_pieces
+from ticketnet.encoder.card import CARD, KIND, TOKENIZER, WEIGHTS, EncoderCard
+from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded
 from ticketnet.encoder.weights import build
 from ticketnet.nn.batching import length_chunks
 
-CARD = "router.json"
-WEIGHTS = "encoder.safetensors"      # what a fine-tune changed, under EncoderModel's names (the base is pinned)
-TOKENIZER = "tokenizer.json"
 OOD_PREFIX = "ood."                   # the pooled space's team means and precision, stored beside the weights
-KIND = "encoder"
 
 
 def is_encoder_folder(folder: Path) -> bool:
@@ -57,17 +54,16 @@ class EncoderRouter:
         return int(self.meta.get("max_pieces", min(DEFAULT_MAX_PIECES, self.config.max_pieces)))
 
     @property
-    def unk_id(self) -> int | None:
-        return next((self.tokenizer.token_to_id(t) for t in ("[UNK]", "<unk>")
-                     if self.tokenizer.token_to_id(t) is not None), None)
-
-    @property
-    def mask_id(self) -> int | None:
-        return next((self.tokenizer.token_to_id(t) for t in ("[MASK]", "<mask>")
-                     if self.tokenizer.token_to_id(t) is not None), None)
+    def card(self) -> EncoderCard:
+        """The router's card, with the distance flag the model makes possible."""
+        distance = None
+        if self.ood_means is not None:
+            distance = lambda enc: float(self.distance(self.pooled([enc]))[0])   # noqa: E731
+        meta = {**self.meta, "max_pieces": self.max_len}
+        return EncoderCard(self.tokenizer, self.teams, meta, self.whole_thread, distance)
 
     def encode(self, text: str) -> PieceEncoded:
-        return encode_pieces(self.tokenizer, text, self.max_len, self.whole_thread, self.unk_id)
+        return self.card.encode(text)
 
     def batch(self, encoded: list[PieceEncoded]) -> tuple[Tensor, Tensor]:
         n = max(len(e.ids) for e in encoded)
@@ -114,32 +110,12 @@ class EncoderRouter:
 
     @property
     def ood(self) -> dict:
-        return {**DEFAULT_OOD, **self.meta.get("ood", {})}
-
-    def confidence_rule(self, team: str) -> tuple[float, str]:
-        stored = self.meta.get(POLICY_KEY)
-        try:
-            value = stored["thresholds"]["thresholds"][team]
-            return (float("inf") if value is None else float(value)), "policy"
-        except (KeyError, TypeError, ValueError):
-            return float(self.ood["min_confidence"]), "calibrated"
+        return self.card.ood
 
     def assess_encoded(self, enc: PieceEncoded, probs: Tensor | None = None) -> Assessment:
-        """The prediction with its flags: a confidence below the rule's threshold, or a ticket farther from every
-        team's training tickets (in the pooled space) than 99 % of valid's."""
-        p = [float(x) for x in (self.predict_encoded([enc])[0] if probs is None else probs)]
-        k = max(range(len(p)), key=p.__getitem__)
-        threshold, rule = self.confidence_rule(self.teams[k])
-        far, reason = False, ""
-        limit = self.ood.get("max_distance")
-        if limit is not None and self.ood_means is not None:
-            dist = float(self.distance(self.pooled([enc]))[0])
-            far = dist > limit
-            if far:
-                reason = (f"its distance from the training tickets, {dist:.1f}, is beyond what 99 % of the "
-                          f"validation tickets reach ({limit:.1f})")
-        return Assessment(self.teams[k], p[k], p, enc.unknown_share, [], far, p[k] < threshold, enc.truncated,
-                          len(enc.word_pieces), enc.unknown, threshold, rule, reason)
+        """The prediction with its flags (`EncoderCard.assess`)."""
+        p = self.predict_encoded([enc])[0] if probs is None else probs
+        return self.card.assess(enc, [float(x) for x in p])
 
     def assess(self, text: str) -> Assessment:
         return self.assess_encoded(self.encode(text))
@@ -167,7 +143,7 @@ class EncoderRouter:
             raise EncoderError(f"{folder}: id2label must name distinct, non-empty teams")
         model = build(found, files.load_state(folder))
         tok = files.load_tokenizer(folder, model.config.vocab_size)
-        meta = {"kind": KIND, "source": "classifier", "architecture": found.architecture,
+        meta = {"kind": KIND, "source": "classifier", "folder": str(folder), "architecture": found.architecture,
                 "config": model.config.to_dict(), "teams": labels}
         return cls(model, tok, tuple(labels), meta)
 

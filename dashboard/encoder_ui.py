@@ -1,0 +1,88 @@
+"""An encoder router's Heads: a layer picker, words or pieces, every head of the layer as small multiples."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import narrative, ui, view, views
+from dashboard.charts import attention as charts
+from dashboard.charts import raster
+from dashboard.text import md_escape
+
+GRID_MAX_ROWS = 64         # up to this many rows (words or pieces) every head of a layer is drawn; beyond, one head
+GRID_WIDTH_PX = 700        # the grid's width: the main column of a 1,000 px window beside the sidebar
+
+
+def grid_columns(n: int) -> int:
+    """Heads per row of the small multiples: cells of at least about 4.5 px up to GRID_MAX_ROWS rows."""
+    return 4 if n <= 24 else 3 if n <= 40 else 2
+
+
+def heads(pick, ins, teams) -> None:
+    """The Heads page on an encoder router, after its header."""
+    n_blocks, n_heads = ins.patterns.shape[0], ins.patterns.shape[1]
+    text_key = pick.text_key
+    st.caption("[CLS] and [SEP] are the special pieces the encoder reads around every ticket; they are shown, "
+               "and removal never takes them out. In the word view a word's row is the mean of its pieces' rows and "
+               "its column the sum of their columns, so each row still sums to 1; the piece view is what the model "
+               "reads.")
+    level_view = views.encoder_heads(n_blocks, n_heads)
+    ui.link_refusals(level_view.restore())
+    level = st.session_state.get("heads_level") or view.start("heads_level") or views.LEVELS[0]
+    labels_by_level = {"words": ins.words, "pieces": ins.tokens}
+    row_view = views.encoder_heads_row(text_key, level, len(labels_by_level[level]))
+    ui.link_refusals(row_view.restore())
+    c1, c2, c3 = st.columns([0.5 * n_blocks, 2, 3], gap="medium")
+    with c1:
+        block = st.segmented_control("Layer", list(range(1, n_blocks + 1)), key="block", required=True,
+                                     default=view.start("block"),
+                                     help="Layer 1 reads the embeddings; each later layer reads the one before.") or 1
+    with c2:
+        level = st.segmented_control("Read as", views.LEVELS, key="heads_level", required=True,
+                                     default=view.start("heads_level"),
+                                     help="Words: pieces joined back into the ticket's words. Pieces: what the "
+                                          "tokenizer cut the ticket into, as the model reads it.") or views.LEVELS[0]
+    rows = labels_by_level[level]
+    row_key = f"query_row_{text_key}_{level}"
+    with c3:
+        query_row = st.selectbox("Query row (the reading word or piece)", range(len(rows)),
+                                 format_func=ui.token_choice_labels(rows).__getitem__, key=row_key,
+                                 index=view.start_index(row_key, range(len(rows))))
+    level_view.remember()
+    row_view.remember()
+    patterns = ins.word_patterns() if level == "words" else ins.patterns
+    W = patterns[block - 1]                                              # (h, rows, rows)
+    n = len(rows)
+    if n <= GRID_MAX_ROWS:
+        st.subheader(f"Layer {block}: its {n_heads} heads")
+        ui.chart(charts.heads_row, W, rows, query_row, block=block, columns=grid_columns(n), width=GRID_WIDTH_PX)
+    else:
+        st.subheader(f"Layer {block}, one head at a time")
+        st.caption(f"{n} {level}: the {n_heads} heads of a layer side by side would leave cells too small to read, "
+                   "so pick one.")
+        head = st.selectbox("Head", range(n_heads), format_func=narrative.head_name, key="one_head",
+                            index=view.start_index("one_head", range(n_heads)))
+        level_view.remember()
+        if n >= raster.RASTER_FROM_TOKENS:
+            ui.heads_images(W[head:head + 1], rows, query_row, block=block)
+        else:
+            ui.chart(charts.head_heatmap, W[head], rows, head + 1, query_row, block=block)
+
+    st.subheader(f"What {md_escape(narrative.quote(rows[query_row]))} (position {query_row}) reads in layer {block}")
+    frame = charts.query_frame(W, rows, query_row)
+    lines = []
+    for h in range(n_heads):
+        top = frame[frame["head"] == f"head {h + 1}"].nsmallest(2, "rank")
+        reads = ", then ".join(f"{md_escape(narrative.quote(r.token))} ({r.key_pos}) {narrative.fmt(r.weight)}"
+                               for r in top.itertuples())
+        lines.append(f"- **{narrative.head_name(h)}**: reads {reads}")
+    st.markdown("\n".join(lines))
+
+    st.subheader("What every query reads: the vertical bands")
+    st.caption("Mean weight each word or piece receives over all reading rows, per head of this layer. Encoders "
+               "often park attention on [CLS], [SEP] and punctuation: a dark band there is a resting place, not "
+               "necessarily a reading.")
+    ui.chart(charts.bands_chart, W, rows)
+    st.info("Interventions (cutting one edge, switching a head off) and the every-layer model view are drawn for "
+            "the Tiny router; on an encoder router, the Interpretation page measures what removing each word does.",
+            icon=":material/info:")
