@@ -1,12 +1,16 @@
-"""An encoder router's Heads: a layer picker, words or pieces, every head of the layer as small multiples."""
+"""An encoder router's Heads (layer, words or pieces, every head as small multiples) and Interpretation (by word)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from dashboard import narrative, ui, view, views
+from functools import partial
+
 from dashboard.charts import attention as charts
+from dashboard.charts import encoder as encoder_charts
 from dashboard.charts import raster
+from dashboard.data import model, ticket
 from dashboard.text import md_escape
 
 GRID_MAX_ROWS = 64         # up to this many rows (words or pieces) every head of a layer is drawn; beyond, one head
@@ -85,4 +89,63 @@ def heads(pick, ins, teams) -> None:
     ui.chart(charts.bands_chart, W, rows)
     st.info("Interventions (cutting one edge, switching a head off) and the every-layer model view are drawn for "
             "the Tiny router; on an encoder router, the Interpretation page measures what removing each word does.",
+            icon=":material/info:")
+
+
+def _rank_of(values, k: int) -> int:
+    """1-based rank of item k when `values` are sorted largest first."""
+    return 1 + int((values > values[k]).sum())
+
+
+def interpretation(pick, ins, teams) -> None:
+    """The Interpretation page on an encoder router: every word removed and replaced, beside its attention share."""
+    from scipy.stats import kendalltau
+
+    text_key = pick.text_key
+    predicted = int(ins.predicted)
+    interp_view = views.encoder_interpretation(text_key, teams, predicted)
+    ui.link_refusals(interp_view.restore())
+    t1, t2 = st.columns([2, 3], vertical_alignment="bottom")
+    target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
+                          format_func=partial(narrative.team_option, teams, predicted), key=f"target_{text_key}",
+                          index=view.start_index(f"target_{text_key}", range(len(teams))))
+    with t2:
+        unit = ui.unit_toggle(teams[target], views.INTERPRETATION_UNIT)
+    interp_view.remember()
+    try:
+        we = ticket.word_effects(pick.text, target, pick.whole_thread)
+    except ValueError as exc:
+        ui.cannot_route(exc)
+    team = teams[target]
+    removed = we.removed if unit == "prob" else we.removed_logit
+    replaced = we.replaced if unit == "prob" else we.replaced_logit
+    unit_title = (f"p({team}) with − without the word" if unit == "prob"
+                  else f"logit margin of {team}: with − without")
+    top = int(removed.argmax())
+    tau_rollout = kendalltau(removed.numpy(), we.rollout.numpy()).statistic
+    tau_last = kendalltau(removed.numpy(), we.last_layer.numpy()).statistic
+    st.subheader("What mattered, word by word")
+    st.markdown(md_escape(
+        f"Removing {narrative.quote(we.words[top])} moves the {('probability' if unit == 'prob' else 'logit margin')} "
+        f"of {team} the most ({narrative.fmt(float(removed[top]))}); attention rollout ranks that word "
+        f"{_rank_of(we.rollout, top)} of {len(we.words)}."))
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Kendall τ, rollout against removal", narrative.tau_text(float(tau_rollout)),
+              help="Rank agreement, over this ticket's words, of the rollout share (what attention says the "
+                   "classifier reads) with what removing the word does. 1: the same order; 0: unrelated.")
+    c2.metric("Kendall τ, last layer against removal", narrative.tau_text(float(tau_last)),
+              help="The same with the last layer's attention, averaged over its heads, as the classifier reads it.")
+    c3.metric(f"p({team}) of the ticket", f"{we.p_ticket:.3f}")
+    frame = encoder_charts.word_frame(we.words, removed, replaced, we.rollout, we.last_layer)
+    ui.chart(encoder_charts.word_effects_chart, frame, unit_title, we.replacement)
+    st.caption(f"Removed: the word's pieces taken out of the ticket, which closes up. Replaced: each of its pieces "
+               f"read as {we.replacement} instead (the tokenizer's mask piece where it has one), which keeps every "
+               "position. [CLS] and [SEP] are never removed. The rollout share follows the attention through every "
+               "layer (each layer's heads averaged, half kept for the residual) to what the classifier reads: "
+               + ("the mean of every piece, as this router pools." if model.router().config.head == "mean"
+                  else "the [CLS] piece, as this router's classifier reads it."))
+    st.dataframe(narrative.tidy_numbers(frame.drop(columns=["position"]), 3), hide_index=True,
+                 key=f"encoder_words_{text_key}")
+    st.info("Gradients, ERASER, phrase Shapley values and the split-wide agreement are computed for the Tiny "
+            "router; on an encoder router this page measures removal and replacement by word.",
             icon=":material/info:")

@@ -95,6 +95,14 @@ def encoder_heads_row(text_key: str, level: str, n_rows: int) -> view.View:
                                                                   1 if n_rows > 1 else 0),))
 
 
+def encoder_interpretation(text_key: str, teams: Sequence[str], predicted: int) -> view.View:
+    """An encoder router's Interpretation: the target team and the unit (?target=delivery&unit=prob)."""
+    return view.View("encoder_interpretation", (
+        view.Field(f"target_{text_key}", "target", predicted, view.team_index(teams)),
+        _unit(INTERPRETATION_UNIT),
+    ))
+
+
 def interpretation(text_key: str, teams: Sequence[str], predicted: int, signal_defaults: dict[str, list[str]],
                    focus_default: str) -> view.View:
     """Target team (by name; the predicted team by default), unit and phrase signals (?target=delivery&unit=

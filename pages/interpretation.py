@@ -7,7 +7,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state, ui, view, views
+from dashboard import encoder_ui, narrative, state, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits, ticket
@@ -40,6 +40,9 @@ with st.container(border=True):
     ui.ticket_header(pick, ins.probs, teams, ins.tokens)
     ui.notices(ins.encoded)
     answer = st.empty()                            # why this route: filled once the effects are computed below
+if router.kind == "encoder":
+    encoder_ui.interpretation(pick, ins, teams)
+    st.stop()
 
 predicted = int(ins.predicted)
 interp_view = views.interpretation(text_key, teams, predicted, {

@@ -77,9 +77,9 @@ def default_pair(available: list[str], current: str) -> tuple[str, str]:
 
 @st.cache_resource(show_spinner="Loading the router…", max_entries=4)
 def _router(weights: str, key: tuple) -> Router:
-    from ticketnet.router import Router
+    from ticketnet.loading import load_router
 
-    r = Router.load(weights)
+    r = load_router(weights)
     r.model.eval()
     r.model.requires_grad_(False)          # shared by every session and only ever read (see model._load_router)
     return r

@@ -14,8 +14,9 @@ import streamlit as st
 from dashboard.data.store import stamp
 from dashboard.text import fail
 from ticketnet import paths, predictions
-from ticketnet.card import RouterCard, WeightsError, load_card
+from ticketnet.card import RouterCard, WeightsError
 from ticketnet.catalog import DEFAULT_ROUTER, is_encoder, list_routers, weights_in
+from ticketnet.loading import load_any_card
 
 if TYPE_CHECKING:
     from ticketnet.router import Router
@@ -112,16 +113,11 @@ def _load_router(path: str, key: tuple) -> Router:
     # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
     # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
     # graphs through shared tensors, and any attempt to train or step this model fails loudly instead.
-    from ticketnet.router import Router
+    from ticketnet.loading import load_router
 
     # The heap's settings are the launcher's (dashboard/__main__.py), with the idle watch's trims that go with them;
     # setting any here, on the router's first load, would override them for the whole server.
-    if is_encoder(Path(path)):
-        from ticketnet.encoder.router import EncoderRouter
-
-        r = EncoderRouter.load(Path(path).parent)
-    else:
-        r = Router.load(path)
+    r = load_router(path)
     r.model.eval()
     r.model.requires_grad_(False)
     return r
@@ -129,11 +125,7 @@ def _load_router(path: str, key: tuple) -> Router:
 
 @st.cache_resource(show_spinner=False)
 def _load_card(path: str, key: tuple) -> RouterCard:
-    if is_encoder(Path(path)):
-        from ticketnet.encoder.card import load_encoder_card
-
-        return load_encoder_card(Path(path).parent)
-    return load_card(path)
+    return load_any_card(path)
 
 
 def _on_weights_file(load: Callable[[str, tuple], T]) -> T:

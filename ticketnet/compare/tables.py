@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ticketnet.card import load_card
+from ticketnet.loading import load_any_card, weights_of
 from ticketnet.data.tickets import load_split
 from ticketnet.paths import router_data
 from ticketnet.predictions import FOLDER, MANIFEST, key_hashes, read_predictions, routed_table
@@ -15,22 +15,22 @@ from ticketnet.predictions import FOLDER, MANIFEST, key_hashes, read_predictions
 if TYPE_CHECKING:
     import pandas as pd
 
-WEIGHTS_NAME = "router.pt"
 
 
 def router_weights(router_dir: Path) -> Path:
-    """`router_dir`'s router.pt; ValueError, one line, when the folder or its files are missing."""
+    """`router_dir`'s weights file (router.pt, or an encoder router's encoder.safetensors); ValueError, one line, when
+    the folder or its files are missing."""
     router_dir = Path(router_dir)
     if not router_dir.is_dir():
         raise ValueError(f"{router_dir}: not a folder (a router folder holds router.pt, vocab.json, router.json)")
-    weights = router_dir / WEIGHTS_NAME
-    load_card(weights)                                      # WeightsError (a ValueError) names the missing file
+    weights = weights_of(router_dir)
+    load_any_card(weights)                                  # WeightsError (a ValueError) names the missing file
     return weights
 
 
 def router_teams(router_dir: Path) -> tuple[str, ...]:
     """The teams of the router in `router_dir`, read from its router.json (no weights loaded)."""
-    return load_card(router_weights(router_dir)).teams
+    return load_any_card(router_weights(router_dir)).teams
 
 
 def split_csv(router_dir: Path, split_or_csv: str) -> Path:
@@ -78,13 +78,13 @@ def routed_split(router_dir: Path, split_or_csv: str, teams: Sequence[str] | Non
     missing router, an unknown split, a CSV without labels or with a team outside `teams`."""
     weights = router_weights(router_dir)
     csv = split_csv(router_dir, split_or_csv)
-    card_teams = load_card(weights).teams
+    card_teams = load_any_card(weights).teams
     rows = load_split(csv, tuple(teams) if teams is not None else card_teams)
     table = _stored(weights, csv)
     if table is None:
-        from ticketnet.router import Router
+        from ticketnet.loading import load_router
 
-        table = routed_table(Router.load(weights), rows)
+        table = routed_table(load_router(weights), rows)
     if any("style" in r for r in rows) and "style" not in table.columns:
         style = {r["ticket_id"]: r.get("style", "") or "" for r in rows}
         table["style"] = table["ticket_id"].map(style).fillna("")

@@ -44,5 +44,11 @@ def pooled_and_logits(model: TinyTransformer, seqs: Sequence[Sequence[int]], bat
 
 def pooled_of_texts(router: Router, texts: Sequence[str], workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """`pooled_and_logits` of ticket texts as the router encodes them (truncated to its position table); raises
-    ValueError for a ticket with no token."""
+    ValueError for a ticket with no token. An encoder router's is the vector its classifier reads (its mean of the
+    pieces, or its [CLS] head's dense layer)."""
+    if getattr(router, "kind", "tiny") == "encoder":
+        pooled = router.pooled([router.encode(t) for t in texts])
+        with torch.inference_mode():
+            logits = router.model.head.out(pooled)
+        return pooled.numpy(), logits.numpy()
     return pooled_and_logits(router.model, [router.encode(t).ids for t in texts], workers=workers)

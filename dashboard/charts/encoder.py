@@ -1,0 +1,49 @@
+"""Charts of an encoder router's words: what removing each word does, beside the attention the classifier reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from dashboard.charts.attention import _cell_step, _np, support_scale, token_labels, value_format
+
+EFFECT_TITLES = {"removed": "word removed", "replaced": "word replaced"}
+
+
+def word_frame(words: Sequence[str], removed, replaced, rollout, last_layer) -> pd.DataFrame:
+    """One row per word: its label (position · word), both effects, its rollout share and last-layer attention."""
+    arrays = [_np(x) for x in (removed, replaced, rollout, last_layer)]
+    if any(a.shape != (len(words),) for a in arrays):
+        raise ValueError(f"need one value per word ({len(words)}), got {[a.shape for a in arrays]}")
+    return pd.DataFrame({"position": range(len(words)), "word": token_labels(words), "removed": arrays[0],
+                         "replaced": arrays[1], "rollout": arrays[2], "last layer": arrays[3]})
+
+
+def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -> alt.HConcatChart:
+    """Per word, top to bottom in ticket order: the effect of removing it and of replacing its pieces (bars coloured
+    by sign), beside its rollout share (what the attention says the classifier reads)."""
+    labels = list(frame["word"])
+    step = _cell_step(len(labels), room=520, lo=9, hi=16)
+    long = frame.melt(id_vars=["position", "word"], value_vars=["removed", "replaced"], var_name="change",
+                      value_name="effect")
+    long["change"] = long["change"].map({"removed": "removed", "replaced": f"pieces → {replacement}"})
+    long["effect"] = long["effect"].astype(float)
+    scale = support_scale(long["effect"], "prob")
+    tip = value_format(long["effect"], 3, trim=False)
+    y = alt.Y("word:N", sort=labels, title=None, axis=alt.Axis(labelLimit=110, labelOverlap=False))
+    effects = alt.Chart(long).mark_bar().encode(
+        y=y, yOffset=alt.YOffset("change:N"),
+        x=alt.X("effect:Q", title=unit_title, scale=alt.Scale(domain=list(scale.domain)),
+                axis=alt.Axis(format=value_format(scale.domain), tickCount=4)),
+        color=alt.Color("change:N", legend=alt.Legend(title=None, orient="bottom")),
+        tooltip=[alt.Tooltip("word:N"), alt.Tooltip("change:N"), alt.Tooltip("effect:Q", format=tip)],
+    ).properties(width=260, height=alt.Step(step))
+    share = alt.Chart(frame).mark_bar(color="#16a085").encode(
+        y=alt.Y("word:N", sort=labels, title=None, axis=alt.Axis(labels=False, ticks=False)),
+        x=alt.X("rollout:Q", title="rollout share", axis=alt.Axis(format=".0%", tickCount=3)),
+        tooltip=[alt.Tooltip("word:N"), alt.Tooltip("rollout:Q", format=".3f"),
+                 alt.Tooltip("last layer:Q", format=".3f")],
+    ).properties(width=140, height=alt.Step(step))
+    return alt.hconcat(effects, share, spacing=8).resolve_scale(y="independent")
