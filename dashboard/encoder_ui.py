@@ -143,7 +143,9 @@ def interpretation(pick, ins, teams) -> None:
                "position. [CLS] and [SEP] are never removed. The rollout share follows the attention through every "
                "layer (each layer's heads averaged, half kept for the residual) to what the classifier reads: "
                + ("the mean of every piece, as this router pools." if model.router().config.head == "mean"
-                  else "the [CLS] piece, as this router's classifier reads it."))
+                  else "the [CLS] piece, as this router's classifier reads it.")
+               + f" [CLS] and [SEP] hold {100 * (1 - float(we.rollout.sum())):.1f} % of the rollout; the words the "
+                 "rest.")
     st.dataframe(narrative.tidy_numbers(frame.drop(columns=["position"]), 3), hide_index=True,
                  key=f"encoder_words_{text_key}")
     st.info("Gradients, ERASER, phrase Shapley values and the split-wide agreement are computed for the Tiny "

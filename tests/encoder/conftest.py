@@ -62,10 +62,14 @@ WORDS = ("refund invoice charge charged twice card payment bank parcel courier d
 def small_base(tmp_path_factory):
     """A random 2-block BERT base model with its own WordPiece tokenizer: what `--encoder FOLDER` reads, small enough
     to fine-tune in seconds."""
+    return make_small_base(tmp_path_factory.mktemp("small-base"))
+
+
+def make_small_base(folder):
+    """`small_base` written into `folder`."""
     import transformers as tf
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
-    folder = tmp_path_factory.mktemp("small-base")
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     pieces = dict.fromkeys(specials + list(WORDS) + ["##s", "##ed", "##ing", "."] + list("abcdefghijklmnopqrstuvwxyz0123456789"))
     vocab = {t: i for i, t in enumerate(pieces)}

@@ -114,7 +114,7 @@ def test_the_cli_refuses_what_does_not_apply(extra, message, capsys):
 
 def test_train_blocks_without_an_encoder_is_refused(capsys):
     assert main(["train", "--train-blocks", "2", "--out", "/tmp/never-written"]) == 1
-    assert "--train-blocks applies to an --encoder fine-tune" in capsys.readouterr().err
+    assert "--train-blocks and --train-sample apply to an --encoder fine-tune" in capsys.readouterr().err
 
 
 def test_a_changed_pin_is_refused_on_load(tuned, tmp_path):

@@ -53,11 +53,12 @@ def _fine_tune(args: argparse.Namespace) -> int:
     if given:
         raise ValueError(f"{', '.join(given)} {'is an option' if len(given) == 1 else 'are options'} of the Tiny "
                          "router's training, not of an --encoder fine-tune (its own: --epochs, --lr, --train-blocks, "
-                         "--max-len, --seed, --threads)")
+                         "--train-sample, --max-len, --seed, --threads)")
     if not args.out:
         raise ValueError("--encoder needs --out DIR (a new router folder, e.g. routers/mine-minilm)")
     overrides = {k: v for k, v in (("epochs", args.epochs), ("lr", args.lr), ("seed", args.seed),
-                                   ("max_pieces", args.max_len)) if v is not None}
+                                   ("max_pieces", args.max_len), ("train_sample", args.train_sample))
+                 if v is not None}
     if args.train_blocks is not None:
         overrides["train_blocks"] = None if args.train_blocks == "all" else int(args.train_blocks)
     recipe = EncoderRecipe(encoder=args.encoder, threads=args.threads, **overrides)
@@ -85,8 +86,8 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.encoder:
         return _fine_tune(args)
-    if args.train_blocks is not None:
-        raise ValueError("--train-blocks applies to an --encoder fine-tune")
+    if args.train_blocks is not None or args.train_sample is not None:
+        raise ValueError("--train-blocks and --train-sample apply to an --encoder fine-tune")
 
     sizes = {k: v for k, v in (("d", args.d), ("heads", args.heads), ("blocks", args.blocks), ("d_ff", args.d_ff),
                                ("max_len", args.max_len)) if v is not None}
@@ -189,6 +190,9 @@ def _train_parser(sub) -> None:
     p.add_argument("--train-blocks", metavar="K|all",
                    help="with --encoder: fine-tune the top K blocks and the classifier, the rest frozen (default 2; "
                         "the router stores only what changed), or all")
+    p.add_argument("--train-sample", type=int, metavar="N",
+                   help="with --encoder: fine-tune on a stratified, seeded sample of N training tickets (valid, test "
+                        "and the hand-written sets stay whole)")
     p.set_defaults(func=_train)
 
 

@@ -50,6 +50,7 @@ class EncoderRecipe:
     half: bool = True                    # store the trained tensors as float16 (the router is measured as stored)
     seed: int = 1
     threads: int = 2
+    train_sample: int | None = None      # fine-tune on a stratified, seeded sample of this many training tickets
     dev_weight: float = 0.5              # the hand-written development set's weight in the epoch score, as Tiny's
     ood_accuracy: float = 0.67
 
@@ -61,6 +62,8 @@ class EncoderRecipe:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if self.train_blocks is not None and self.train_blocks < 1:
             raise ValueError(f"--train-blocks must be at least 1, got {self.train_blocks}")
+        if self.train_sample is not None and self.train_sample < 10:
+            raise ValueError(f"--train-sample must be at least 10 tickets, got {self.train_sample}")
         if self.max_pieces < 8:
             raise ValueError(f"--max-len must be at least 8 pieces for an encoder, got {self.max_pieces}")
 
@@ -76,6 +79,15 @@ def base_of(recipe: EncoderRecipe) -> tuple[files.EncoderFolder, dict]:
         record = {"encoder": str(folder.resolve()), "name": found.config.get("_name_or_path") or folder.name,
                   "licence": None, "pins": {p.name: files.sha256(p) for p in files.weights_files(folder)}}
     return found, record
+
+
+def stratified_rows(rows: list[dict], n: int, seed: int) -> list[dict]:
+    """A seeded sample of n rows with each team's share kept (scikit-learn's stratified split), in file order."""
+    from sklearn.model_selection import train_test_split
+
+    keep, _ = train_test_split(list(range(len(rows))), train_size=n, stratify=[r["team"] for r in rows],
+                               random_state=seed)
+    return [rows[i] for i in sorted(keep)]
 
 
 def trainable(model: EncoderModel, k: int | None) -> list[str]:
@@ -227,6 +239,9 @@ def train_loop(router: EncoderRouter, encoded: list[PieceEncoded], labels: torch
 
 def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str], None], extra: dict | None) -> dict:
     teams, train_rows, evaluated = load_splits(data)
+    sampled_from = len(train_rows)
+    if recipe.train_sample is not None and recipe.train_sample < len(train_rows):
+        train_rows = stratified_rows(train_rows, recipe.train_sample, recipe.seed)
     if len(train_rows) < len(teams) * 2:
         raise DataError(f"{data}: {len(train_rows)} training tickets are too few to fine-tune on {len(teams)} teams")
     router, base, first = start_router(recipe, teams)
@@ -299,7 +314,7 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
         "config": model.config.to_dict(),
         "teams": list(teams),
         "max_pieces": max_pieces,
-        "train": {**asdict(recipe), "tickets": len(train_rows), "best_epoch": best_epoch, "score": round(best, 6),
+        "train": {**asdict(recipe), "tickets": len(train_rows), "sampled_from": sampled_from, "best_epoch": best_epoch, "score": round(best, 6),
                   "trained": f"the top {model.config.n_blocks - first} of {model.config.n_blocks} blocks and the "
                              "classifier" if first else "every block, the embeddings and the classifier",
                   "stored_tensors": len(stored), "stored_parameters": int(sum(v.numel() for v in stored.values())),
