@@ -17,6 +17,8 @@ import streamlit as st
 
 from dashboard import narrative, state, view, views
 from dashboard.charts import attention as charts
+from dashboard.charts import quality
+from dashboard.charts import theme
 from dashboard.data import model, splits, ticket
 from dashboard.text import md_escape
 from ticketnet.card import shown_below
@@ -377,7 +379,7 @@ def probability_chart(probs: Sequence[float], teams: Sequence[str], true_team: s
         y=alt.Y("team:N", sort=list(df["team"]), title=None, axis=alt.Axis(labelOverlap=False, labelLimit=110)),
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability",
                 axis=alt.Axis(format=".0%", values=[0, 0.5, 1], labelFlush=True)),
-        color=charts.when("datum['true team']", "#2e7d32", "#4c78a8"),
+        color=theme.when("datum['true team']", "#2e7d32", "#4c78a8"),
         tooltip=[alt.Tooltip("team:N"), alt.Tooltip("probability:Q", format=".3f"), alt.Tooltip("true team:N")],
     )
 
@@ -425,7 +427,7 @@ def chart_cell(chart_key: str, event, fresh: bool, cell_key: str | Mapping[str, 
     """Set the view's confusion cell from a click on the matrix drawn under `chart_key`: under `cell_key` as
     {true, predicted}, or with a mapping {"true": key, "predicted": key}, each part under its own key (a view whose
     links name them apart). A matrix drawn afresh keeps the view's cell (`view.selection_changed`)."""
-    picked = selection(event, charts.CONFUSION_PARAM)
+    picked = selection(event, quality.CONFUSION_PARAM)
     chosen = {"true": picked[0].get("true"), "predicted": picked[0].get("predicted")} if picked else None
     if not view.selection_changed(chart_key, chosen, fresh):
         return

@@ -118,14 +118,13 @@ with overview.container(width=corpus_charts.SUMMARY_PX):
     ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
 cell = None
 if labelled:
-    from dashboard.charts import attention as charts
-
+    from dashboard.charts import quality
     with overview.container(width="content"):
         st.subheader("Confusion matrix")
         confusion_key = f"{CONFUSION_KEY}_{st.session_state.get(CONFUSION_RESET, 0)}"
         fresh = confusion_key not in st.session_state            # drawn afresh: after another page, or a link
-        event = st.altair_chart(charts.confusion_chart(summary["confusion"], teams), key=confusion_key,
-                                on_select="rerun", selection_mode=charts.CONFUSION_PARAM, width="content")
+        event = st.altair_chart(quality.confusion_chart(summary["confusion"], teams), key=confusion_key,
+                                on_select="rerun", selection_mode=quality.CONFUSION_PARAM, width="content")
     ui.chart_cell(confusion_key, event, fresh, CELL_KEYS)
     kept_cell = {part: st.session_state.get(key) for part, key in CELL_KEYS.items()}
     cell = kept_cell if all(kept_cell.values()) else None

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import encoder_ui, narrative, state, ui, view, views
 from dashboard.charts import attention as charts
+from dashboard.charts import theme
 from dashboard.charts import interventions as ic
 from dashboard.charts import raster
 from dashboard.data import interventions, model, splits
@@ -166,7 +167,7 @@ with knockout_section:
             st.caption(f"Same axes: cell (query, key) on the right is the support of that edge of the left: "
                        f"{support_title(unit, team)}, ticket − edge cut. Kendall τ between each head's {n_tokens}² = "
                        f"{n_tokens ** 2} weights and the edges' support:")
-            st.dataframe(taus, hide_index=True, width=charts.HALF_COLUMN_PX + 100, key=f"map_taus_{text_key}")
+            st.dataframe(taus, hide_index=True, width=theme.HALF_COLUMN_PX + 100, key=f"map_taus_{text_key}")
         else:
             st.info(f"The full effect map is drawn for tickets up to {interventions.MAP_MAX_N} tokens; this one has "
                     f"{n_tokens}. A map cuts each of its {n_tokens ** 2:,} edges in turn, each a run of {n_tokens} tokens, so "

@@ -9,6 +9,8 @@ import streamlit as st
 
 from dashboard import encoder_ui, narrative, state, ui, view, views
 from dashboard.charts import attention as charts
+from dashboard.charts import interpretation as interp_charts
+from dashboard.charts import theme
 from dashboard.charts import interventions as ic
 from dashboard.data import interventions, model, splits, ticket
 from dashboard.narrative import interventions as intervention_words
@@ -94,17 +96,17 @@ if has_effect:
     # px), one under the other at 1000 px, every panel wide enough for its whole title.
     pair = st.container(horizontal=True, gap="medium")
     with pair.container(width="content"):
-        ui.chart(charts.removal_chart, shown_tokens, effects, [], support)
+        ui.chart(interp_charts.removal_chart, shown_tokens, effects, [], support)
     if chosen:
         with pair.container(width="content"):
-            ui.chart(charts.removal_chart, shown_tokens, [], chosen, support)
+            ui.chart(interp_charts.removal_chart, shown_tokens, [], chosen, support)
     shift = narrative.position_effect_message(
         narrative.position_effect(ti.per_token[REMOVAL], ti.per_token[UNK]), team) \
         if UNK in ti.per_token.columns else None
     if shift:
         st.warning(md_escape(shift), icon=":material/swap_horiz:")
 else:
-    ui.chart(charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
+    ui.chart(interp_charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
 if IG in chosen:
     st.caption(md_escape(narrative.ig_completeness(ti.ig.change, ti.ig.delta, ti.ig.steps, team)))
 
@@ -112,9 +114,9 @@ view.allow("focus_signal", signal_names, signals.ROLLOUT.name)
 focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names, key="focus_signal",
                      index=view.start_index("focus_signal", signal_names))
 if has_effect:
-    ui.chart(charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
+    ui.chart(interp_charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
              title=f"text coloured by {support}, from deleting each token (red: helps)", diverging=True)
-ui.chart(charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
+ui.chart(interp_charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
 
 with st.expander("Per-token numbers (table and CSV)"):
     # The effects in the unit chosen at the top, as the bars above, named with it (in the CSV too).
@@ -129,7 +131,7 @@ if has_effect:
     st.header("Do they agree?", divider="gray")
     # Side by side on a wide screen, stacked on a laptop's 540 px column (as columns, the table scrolled sideways).
     agree_row = st.container(horizontal=True, gap="large")
-    a1, a2 = agree_row.container(width=charts.COLUMN_PX), agree_row.container(width=420)
+    a1, a2 = agree_row.container(width=theme.COLUMN_PX), agree_row.container(width=420)
     with a1:
         agreement = ti.agreement.copy()
         band = chance_band(ti.random_tau) if len(ti.random_tau) else None
@@ -201,7 +203,7 @@ if has_effect:
                                      tuple(sorted(e_signals)))
         # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
         # sufficiency column was cut off.
-        ui.chart(charts.eraser_chart, eraser_table, e_signals)
+        ui.chart(interp_charts.eraser_chart, eraser_table, e_signals)
         if with_phrases:
             st.caption(md_escape(narrative.phrase_signal_sentence(ti.phrase_shapley_method, PHRASE_SHAPLEY_SAMPLES)))
         st.dataframe(narrative.tidy_numbers(aopc(eraser_table), 3), hide_index=True, column_config={
@@ -217,7 +219,7 @@ if ti.evidence is not None:
                "are evidence, what a random ranking scores on average.")
     st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
     if "evidence" in ti.per_token.columns:
-        ui.chart(charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
+        ui.chart(interp_charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
     st.dataframe(narrative.tidy_numbers(ti.evidence, 3), hide_index=True, width="stretch", column_config={
         signals.AUPRC: st.column_config.NumberColumn("AUPRC", format="%.3f"),
         signals.TOKEN_F1: st.column_config.NumberColumn("token F1", format="%.3f"),
@@ -340,7 +342,7 @@ with s1:
                    "(Michel et al. 2019).")
         ui.head_importance_button(split, n_split, key="btn_heads")
     else:
-        ui.chart(charts.head_importance_chart, importance, unit)
+        ui.chart(interp_charts.head_importance_chart, importance, unit)
         hb1, hb2 = st.columns(2)
         blk = hb1.selectbox("Block", sorted(importance["block"].unique()), key="imp_block")
         hd = hb2.selectbox("Head", sorted(importance["head"].unique()), key="imp_head")
@@ -360,16 +362,16 @@ with s2:
                    "page.")
         ui.split_interpretation_button(split, n_split, key="btn_split")
     else:
-        ui.chart(charts.tau_distribution, interp, width="stretch")
-        long = charts.tau_long(interp)
+        ui.chart(interp_charts.tau_distribution, interp, width="stretch")
+        long = interp_charts.tau_long(interp)
         med = long.groupby(signals.SIGNAL, sort=False)[signals.TAU].median()
-        rnd_med = med.get(charts.RANDOM_SIGNAL, float("nan"))
-        best = med.drop(charts.RANDOM_SIGNAL, errors="ignore").idxmax()
+        rnd_med = med.get(theme.RANDOM_SIGNAL, float("nan"))
+        best = med.drop(theme.RANDOM_SIGNAL, errors="ignore").idxmax()
         st.markdown(md_escape(
             f"Median τ: {best} {narrative.fmt(med[best])} (best), random {narrative.fmt(rnd_med)}. The grey box is what random orderings "
             "give; a signal whose box sits on it tells you no more about which words matter than chance."))
         means = mean_aopc(interp)
-        ui.chart(charts.mean_eraser_chart, means, list(signals.ERASER_METRICS))
+        ui.chart(interp_charts.mean_eraser_chart, means, list(signals.ERASER_METRICS))
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_split_interp")
 

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import filters, state, ui, view, views
-from dashboard.charts import attention as charts
+from dashboard.charts import quality as quality_charts
 from dashboard.data import model, splits
 from dashboard.text import md_escape
 from ticketnet import tokenize
@@ -115,8 +115,8 @@ with q_right:
     st.subheader("Confusion matrix")
     confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get(filters.CONFUSION_RESET, 0)}"
     fresh = confusion_key not in st.session_state              # drawn afresh: another page ran, or a link
-    event = ui.selectable_chart(charts.confusion_chart, summary["confusion"], teams, key=confusion_key,
-                                selection_mode=charts.CONFUSION_PARAM)
+    event = ui.selectable_chart(quality_charts.confusion_chart, summary["confusion"], teams, key=confusion_key,
+                                selection_mode=quality_charts.CONFUSION_PARAM)
     ui.chart_cell(confusion_key, event, fresh, filters.CELL_KEY)
 
 # -- filters ----------------------------------------------------------------------------------------------------

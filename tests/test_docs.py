@@ -101,14 +101,32 @@ def test_every_relative_link_leads_somewhere():
     assert not bad, "broken links:\n" + "\n".join(bad)
 
 
+MAX_CONTENTS_ROW = 160
+
+
+def test_readme_contents_rows_are_one_short_line_each():
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Contents"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("|---")]
+    assert len(rows) > 5, "the Contents table lists the package"
+    long = [row[:60] for row in rows if len(row) > MAX_CONTENTS_ROW]
+    assert not long, f"Contents rows over {MAX_CONTENTS_ROW} characters: {long}; the detail goes in docstrings"
+
+
+def test_readme_shows_the_product_in_pictures():
+    text = README.read_text(encoding="utf-8")
+    pictures = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
+    assert len(pictures) >= 2 and all((README.parent / p).is_file() for p in pictures), pictures
+
+
 def test_the_architecture_names_every_layer():
     # The diagram is the reader's copy of tests/test_layering.py's rules: a layer missing from it is a layer unexplained.
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Architecture"):]
-    diagram = fenced_blocks(section)[0]
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    diagram = fenced_blocks(text)[0]
     words = set(re.findall(r"[\w]+", "\n".join(diagram)))
     missing = sorted(layer for layer in MAY_IMPORT if layer != "__init__" and layer not in words)
-    assert not missing, f"the README's architecture diagram does not name {missing}"
+    assert not missing, f"docs/architecture.md's diagram does not name {missing}"
 
 
 def test_the_link_checker_sees_a_missing_file_and_heading(tmp_path):

@@ -209,7 +209,7 @@ def weights_files(weights: str | Path) -> tuple[Path, Path, Path]:
     """The files that make a router: the weights, what reads its text (vocab.json; an encoder's tokenizer.json
     beside its encoder.safetensors) and router.json."""
     weights = Path(weights)
-    reader = "tokenizer.json" if weights.suffix == ".safetensors" else "vocab.json"
+    reader = "tokenizer.json" if weights.suffix == ".safetensors" else "vocab.json"   # encoders: either kind
     return weights, weights.parent / reader, weights.parent / "router.json"
 
 

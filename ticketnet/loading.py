@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ticketnet.card import RouterCard, load_card
-from ticketnet.catalog import is_encoder, weights_in
+from ticketnet.catalog import CLASSIFIER_WEIGHTS, is_encoder, weights_in
 
 
 def load_router(weights: str | Path):
@@ -23,6 +23,10 @@ def load_router(weights: str | Path):
 def load_any_card(weights: str | Path) -> RouterCard:
     """The router's card without its weights (an encoder router's tokenizer and router.json); raises WeightsError."""
     weights = Path(weights)
+    if weights.name == CLASSIFIER_WEIGHTS:
+        from ticketnet.encoder.card import load_classifier_card
+
+        return load_classifier_card(weights.parent)
     if is_encoder(weights):
         from ticketnet.encoder.card import load_encoder_card
 

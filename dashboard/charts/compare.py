@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from dashboard.charts.attention import COLUMN_PX, THEME_NEUTRAL_TEXT, value_format
+from dashboard.charts.theme import COLUMN_PX, THEME_NEUTRAL_TEXT, value_format
 from ticketnet.interpret.signals import head_attention
 
 # Router A is the reference, B the candidate: one colour each on every chart of the page (and in the legends).

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from dashboard.charts.attention import COLUMN_PX, when
+from dashboard.charts.theme import COLUMN_PX, when
 from ticketnet.interpret.signals import RANDOM, TAU
 
 # Widths for the narrowest layout (a 1000 px window: a 540 px main column, see charts.attention): the summary charts

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from dashboard.charts.attention import _cell_step, _np, support_scale, token_labels, value_format
+from dashboard.charts.theme import _cell_step, _np, support_scale, token_labels, value_format
 
 EFFECT_TITLES = {"removed": "word removed", "replaced": "word replaced"}
 

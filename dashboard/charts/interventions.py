@@ -13,18 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts.attention import (
-    COLUMN_PX,
-    THEME_NEUTRAL_TEXT,
-    _cell_step,
-    _np,
-    cell_text_color,
-    pattern_frame,
-    scale_peak,
-    support_scale,
-    token_labels,
-    value_format,
-)
+from dashboard.charts.theme import COLUMN_PX, THEME_NEUTRAL_TEXT, _cell_step, _np, cell_text_color, scale_peak, support_scale, token_labels, value_format
+from dashboard.charts.attention import pattern_frame
 from ticketnet.interpret.interventions.units import format_effect, share_title, support_column, support_title
 
 

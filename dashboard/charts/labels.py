@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from dashboard.charts.attention import cell_text_color, confusion_step
+from dashboard.charts.theme import cell_text_color
+from dashboard.charts.quality import confusion_step
 
 QUALITY_PX = 420                          # the per-team bars: fits a 1000 px window's main column
 

@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts.attention import THEME_NEUTRAL_TEXT, cell_text_color
+from dashboard.charts.theme import THEME_NEUTRAL_TEXT, cell_text_color
 
 FRAME_COLOR = "#d62728"
 MATRIX_SCHEME = "blues"

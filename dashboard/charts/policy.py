@@ -22,7 +22,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts.attention import COLUMN_PX, FRAME_COLOR, THEME_NEUTRAL_TEXT
+from dashboard.charts.theme import COLUMN_PX, FRAME_COLOR, THEME_NEUTRAL_TEXT
 from ticketnet.interpret.signals import RANDOM
 
 ROUTER = "this router"

@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.charts.attention import FRAME_COLOR
+from dashboard.charts.theme import FRAME_COLOR
 from ticketnet.ticketmap.projection import MAP_SEED, seeded_sample
 
 BOX = "box"                      # the interval selection's parameter name (drag a rectangle)

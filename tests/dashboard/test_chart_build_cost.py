@@ -12,6 +12,9 @@ import torch
 
 from dashboard import ui
 from dashboard.charts import attention as charts
+from dashboard.charts import interpretation as interp_charts
+from dashboard.charts import quality
+from dashboard.charts import theme
 from dashboard.charts import interventions as ic
 from tests.dashboard.test_charts import TEAMS, TOKENS, _patterns, _per_token, _split_table
 
@@ -46,22 +49,22 @@ def _resid_patches() -> pd.DataFrame:
 P = _patterns()
 BUILDERS = {
     "probability bars": lambda: ui.probability_chart(np.linspace(0.1, 0.3, 5), TEAMS, "delivery"),
-    "confusion matrix": lambda: charts.confusion_chart(np.arange(25).reshape(5, 5), TEAMS),
+    "confusion matrix": lambda: quality.confusion_chart(np.arange(25).reshape(5, 5), TEAMS),
     "heads row": lambda: charts.heads_row(P[0], TOKENS, None, block=1, head_importance=_importance()),
     "query row frame": lambda: charts.query_row_frame(TOKENS, 3),
     "head heatmap": lambda: charts.head_heatmap(P[0, 1], TOKENS, 2, 3, block=1),
     "query bars": lambda: charts.query_bars(P[0], TOKENS, 3),
     "bands": lambda: charts.bands_chart(P[0], TOKENS),
     "model view": lambda: charts.model_view(P, TOKENS),
-    "removal and signals": lambda: charts.removal_chart(
+    "removal and signals": lambda: interp_charts.removal_chart(
         _per_token(), ["removal", "unk replacement", "removal TV"], ["rollout", "integrated gradients"],
         "support for payments (logit difference)"),
-    "token highlight": lambda: charts.token_highlight(TOKENS, np.linspace(-0.3, 0.2, N), title="x", diverging=True),
-    "token highlight, one signal": lambda: charts.token_highlight(TOKENS, np.linspace(0, 0.2, N), title="x"),
-    "eraser curves": lambda: charts.eraser_chart(_eraser(), None),
-    "head importance": lambda: charts.head_importance_chart(_importance(), "prob"),
-    "tau boxes": lambda: charts.tau_distribution(_split_table()),
-    "mean eraser": lambda: charts.mean_eraser_chart(
+    "token highlight": lambda: interp_charts.token_highlight(TOKENS, np.linspace(-0.3, 0.2, N), title="x", diverging=True),
+    "token highlight, one signal": lambda: interp_charts.token_highlight(TOKENS, np.linspace(0, 0.2, N), title="x"),
+    "eraser curves": lambda: interp_charts.eraser_chart(_eraser(), None),
+    "head importance": lambda: interp_charts.head_importance_chart(_importance(), "prob"),
+    "tau boxes": lambda: interp_charts.tau_distribution(_split_table()),
+    "mean eraser": lambda: interp_charts.mean_eraser_chart(
         pd.DataFrame({"signal": ["rollout", "random"], "comprehensiveness": [0.3, 0.1], "sufficiency": [0.1, 0.4]}),
         ["comprehensiveness", "sufficiency"]),
     "knockout row": lambda: ic.knockout_row_chart(
@@ -106,8 +109,8 @@ def test_a_typed_condition_writes_what_alt_condition_writes():
     pick = alt.selection_point(name="cell", fields=["true"])
     for test in ("datum.x > 0", pick):
         typed = alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(
-            color=charts.when(test, "#ffffff", "#000000", alt.ColorValue),
-            opacity=charts.when(test, 1.0, 0.35, alt.OpacityValue)).add_params(pick).to_dict()
+            color=theme.when(test, "#ffffff", "#000000", alt.ColorValue),
+            opacity=theme.when(test, 1.0, 0.35, alt.OpacityValue)).add_params(pick).to_dict()
         plain = alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(
             color=alt.condition(test, alt.value("#ffffff"), alt.value("#000000")),
             opacity=alt.condition(test, alt.value(1.0), alt.value(0.35))).add_params(pick).to_dict()

@@ -7,7 +7,7 @@ import torch
 
 from dashboard import ui
 from dashboard.charts import attention as charts
-
+from dashboard.charts import theme
 vega_charts = pytest.importorskip("streamlit.elements.vega_charts")
 
 
@@ -60,7 +60,7 @@ def test_heatmap_sort_orders_are_kept_by_reference_and_written_as_lists():
     cells, frame = grid.hconcat[0].layer
     assert isinstance(cells.encoding.x["sort"], tuple) and isinstance(frame.encoding.y["sort"], tuple)
     spec = grid.to_dict()
-    assert spec["hconcat"][0]["layer"][0]["encoding"]["x"]["sort"] == charts.token_labels(tokens)
+    assert spec["hconcat"][0]["layer"][0]["encoding"]["x"]["sort"] == theme.token_labels(tokens)
 
 
 def test_a_chart_drawn_from_a_table_is_cached_by_the_table_s_content():

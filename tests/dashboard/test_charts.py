@@ -12,7 +12,9 @@ import torch
 
 from dashboard import narrative
 from dashboard.charts import attention as charts
-
+from dashboard.charts import interpretation as interp_charts
+from dashboard.charts import quality
+from dashboard.charts import theme
 TOKENS = ["it", "'", "s", "not", "a", "delivery", "problem", ".", "my", "card", "not"]   # "not" repeats
 N = len(TOKENS)
 TEAMS = ("payments", "delivery", "returns", "product", "account")
@@ -71,7 +73,7 @@ def test_head_heatmap_cells_scale_labels_and_tooltip():
     enc = cells["encoding"]
     # rows = reading token (query), columns = token read (key)
     assert enc["y"]["field"] == "query" and enc["x"]["field"] == "key"
-    labels = charts.token_labels(TOKENS)
+    labels = theme.token_labels(TOKENS)
     assert enc["x"]["sort"] == labels and enc["y"]["sort"] == labels
     assert len(set(labels)) == N, "repeated tokens still get unique labels"
     assert "3:not" in labels and "10:not" in labels
@@ -92,7 +94,7 @@ def test_head_heatmap_frames_the_query_row_across_the_whole_row():
     spec = charts.head_heatmap(_patterns()[0, 0], TOKENS, head=1, query_row=3).to_dict()
     frame = spec["layer"][1]
     assert frame["mark"]["type"] == "rect" and frame["mark"]["filled"] is False
-    assert frame["mark"]["stroke"] == charts.FRAME_COLOR
+    assert frame["mark"]["stroke"] == theme.FRAME_COLOR
     assert frame["encoding"]["y"]["field"] == "query"
     assert frame["encoding"]["x"] == {"value": 0} and frame["encoding"]["x2"] == {"value": "width"}
     assert _data(spec, frame) == [{"query": "3:not"}]
@@ -187,8 +189,8 @@ def test_heads_row_fits_a_laptop_column_however_long_the_ticket(n, columns):
     assert {len(r["hconcat"]) for r in rows} <= {columns, 4 % columns or columns}
     assert len(rows[0]["hconcat"]) == columns
     step = rows[0]["hconcat"][0]["width"]["step"]
-    width = columns * step * n + charts.Y_LABELS_PX + charts.HEADS_SPACING * (columns - 1)
-    assert width <= charts.COLUMN_PX
+    width = columns * step * n + theme.Y_LABELS_PX + charts.HEADS_SPACING * (columns - 1)
+    assert width <= theme.COLUMN_PX
     assert spec["autosize"] == {"type": "pad"}
 
 
@@ -254,7 +256,7 @@ def test_bands_chart_leaves_room_for_its_legend_at_every_length(n):
     tokens = [f"w{i}" for i in range(n)]
     with alt.data_transformers.disable_max_rows():
         spec = charts.bands_chart(_patterns(n=n)[0], tokens).to_dict()
-    assert spec["width"]["step"] * n <= charts.COLUMN_PX - 170
+    assert spec["width"]["step"] * n <= theme.COLUMN_PX - 170
 
 
 def test_model_view_small_multiples_every_block_and_head():
@@ -273,9 +275,9 @@ def test_model_view_small_multiples_every_block_and_head():
 # -- confusion ------------------------------------------------------------------------------------------------------
 def test_confusion_chart_has_a_click_selection_on_true_and_predicted():
     conf = np.array([[50, 2, 0, 1, 0], [3, 40, 1, 0, 0], [0, 0, 45, 2, 0], [1, 0, 0, 38, 4], [0, 0, 0, 1, 47]])
-    spec = charts.confusion_chart(conf, TEAMS).to_dict()
+    spec = quality.confusion_chart(conf, TEAMS).to_dict()
     params = _find(spec, "params")[0]
-    assert params[0]["name"] == charts.CONFUSION_PARAM
+    assert params[0]["name"] == quality.CONFUSION_PARAM
     assert params[0]["select"]["type"] == "point"
     assert params[0]["select"]["fields"] == ["true", "predicted"]
     cells, text = spec["layer"]
@@ -302,7 +304,7 @@ def _per_token() -> pd.DataFrame:
 
 def test_removal_chart_effects_beside_signals_on_a_shared_token_axis():
     df = _per_token()
-    spec = charts.removal_chart(df, ["removal", "unk replacement", "removal TV"], ["rollout", "integrated gradients"]).to_dict()
+    spec = interp_charts.removal_chart(df, ["removal", "unk replacement", "removal TV"], ["rollout", "integrated gradients"]).to_dict()
     panels = spec["hconcat"]
     assert [p["encoding"]["x"]["field"] for p in panels] == ["removal", "unk replacement", "removal TV", "rollout",
                                                               "integrated gradients"]
@@ -319,14 +321,14 @@ def test_removal_chart_effects_beside_signals_on_a_shared_token_axis():
     assert len(rows) == N
     assert rows[2]["removal"] == pytest.approx(df["removal"][2]) and rows[2]["label"] == labels[2]
     with pytest.raises(ValueError, match="lacks"):
-        charts.removal_chart(df, ["deletion"], [])
+        interp_charts.removal_chart(df, ["deletion"], [])
 
 
 def test_removal_chart_sends_only_the_columns_it_draws():
     # The chart's data goes to the browser and into the spec cache: a per-token table of 21 columns drawn in 4
     # panels sent all 21.
     df = _per_token().assign(**{f"b1 h{i}": 0.25 for i in range(1, 5)}, evidence=False)
-    spec = charts.removal_chart(df, ["removal", "removal TV"], ["rollout", "removal"]).to_dict()
+    spec = interp_charts.removal_chart(df, ["removal", "removal TV"], ["rollout", "removal"]).to_dict()
     rows = spec["datasets"][spec["data"]["name"]]
     assert set(rows[0]) == {"position", "token", "label", "removal", "removal TV", "rollout"}
     assert [p["encoding"]["x"]["field"] for p in spec["hconcat"]] == ["removal", "removal TV", "rollout", "removal"]
@@ -334,7 +336,7 @@ def test_removal_chart_sends_only_the_columns_it_draws():
 
 def test_token_highlight_lays_tokens_out_as_coloured_cells():
     values = np.linspace(-0.3, 0.2, N)
-    spec = charts.token_highlight(TOKENS, values, title="removal", diverging=True).to_dict()
+    spec = interp_charts.token_highlight(TOKENS, values, title="removal", diverging=True).to_dict()
     box, text = spec["layer"]
     assert box["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
     assert text["encoding"]["text"]["field"] == "token"
@@ -343,10 +345,10 @@ def test_token_highlight_lays_tokens_out_as_coloured_cells():
     assert [r["token"] for r in rows] == TOKENS
     assert rows[3]["value"] == pytest.approx(values[3])
     assert spec["width"] == {"step": pytest.approx(spec["width"]["step"])} and "step" in spec["height"]
-    seq = charts.token_highlight(TOKENS, np.abs(values), title="rollout").to_dict()
+    seq = interp_charts.token_highlight(TOKENS, np.abs(values), title="rollout").to_dict()
     assert seq["layer"][0]["encoding"]["color"]["scale"]["domain"][0] == 0
     with pytest.raises(ValueError):
-        charts.token_highlight(TOKENS, values[:-1], title="x")
+        interp_charts.token_highlight(TOKENS, values[:-1], title="x")
 
 
 def _split_table() -> pd.DataFrame:
@@ -363,11 +365,11 @@ def _split_table() -> pd.DataFrame:
 
 
 def test_tau_distribution_box_per_signal_with_random_baseline():
-    spec = charts.tau_distribution(_split_table()).to_dict()
+    spec = interp_charts.tau_distribution(_split_table()).to_dict()
     marks = _marks(spec)
     assert "boxplot" in marks and marks.count("rule") == 2          # zero line and random median
-    long = charts.tau_long(_split_table())
-    assert set(long["signal"]) == {"rollout", "mean attention b1", "b1 h1", charts.RANDOM_SIGNAL}
+    long = interp_charts.tau_long(_split_table())
+    assert set(long["signal"]) == {"rollout", "mean attention b1", "b1 h1", theme.RANDOM_SIGNAL}
     assert len(long) == 4 * 40 - 1                                    # the nan dropped
     box = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "boxplot")
     assert box["encoding"]["x"]["field"] == "tau" and box["encoding"]["y"]["field"] == "signal"
@@ -378,7 +380,7 @@ def test_eraser_chart_curves_per_signal_for_both_measures():
     rows = [{"signal": s, "fraction": f, "k": max(1, round(f * 20)), "comprehensiveness": f * (2 if s == "removal" else 1),
              "sufficiency": 0.5 - f} for s in ("removal", "rollout", "random") for f in (0.01, 0.05, 0.1, 0.2, 0.5)]
     eraser = pd.DataFrame(rows)
-    spec = charts.eraser_chart(eraser, ["removal", "rollout"]).to_dict()
+    spec = interp_charts.eraser_chart(eraser, ["removal", "rollout"]).to_dict()
     assert spec["facet"]["column"]["field"] == "measure"
     assert spec["spec"]["mark"]["type"] == "line"
     enc = spec["spec"]["encoding"]
@@ -389,7 +391,7 @@ def test_eraser_chart_curves_per_signal_for_both_measures():
     # Issue 10 item 7: the legend sat right of the two panels, under the AOPC table beside them. Below the
     # panels, and both panels with their axes within a laptop's column.
     assert enc["color"]["legend"]["orient"] == "bottom"
-    assert 2 * spec["spec"]["width"] + spec["spacing"] + 130 <= charts.COLUMN_PX
+    assert 2 * spec["spec"]["width"] + spec["spacing"] + 130 <= theme.COLUMN_PX
 
 
 @pytest.mark.parametrize("n", [15, 0])
@@ -399,29 +401,29 @@ def test_the_charts_melt_gives_pandas_melt_s_table(n):
                        "comprehensiveness": rng.random(n), "sufficiency": rng.random(n)})
     args = (["signal", "fraction", "k"], ["comprehensiveness", "sufficiency"], "measure", "drop")
     expected = df.melt(id_vars=args[0], value_vars=args[1], var_name=args[2], value_name=args[3])
-    pd.testing.assert_frame_equal(charts._melt(df, *args), expected)
+    pd.testing.assert_frame_equal(interp_charts._melt(df, *args), expected)
 
 
 def test_mean_eraser_chart_bars_per_signal():
     table = pd.DataFrame({"signal": ["rollout", "random"], "comprehensiveness": [0.3, 0.1], "sufficiency": [0.1, 0.4]})
-    spec = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
+    spec = interp_charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
     assert spec["spec"]["mark"]["type"] == "bar"
     assert len(spec["datasets"][spec["data"]["name"]]) == 4
 
 
 def test_removal_chart_panel_titles_wrap_whole_words_instead_of_being_cut():
     # 1366 px: "unk replac…", "integrated …" were cut to an ellipsis in panels of 60 px.
-    spec = charts.removal_chart(_per_token(), ["removal", "unk replacement", "removal TV"], []).to_dict()
+    spec = interp_charts.removal_chart(_per_token(), ["removal", "unk replacement", "removal TV"], []).to_dict()
     for panel in spec["hconcat"]:
         lines = panel["title"]["text"]
         assert " ".join(lines) == panel["encoding"]["x"]["field"]
-        assert all(len(line) * charts.TITLE_CHAR_PX <= panel["title"]["limit"] or " " not in line for line in lines)
-    assert charts.wrap_words("integrated gradients", 70) == ["integrated", "gradients"]
-    assert charts.wrap_words("rollout", 70) == ["rollout"] and charts.wrap_words("b1 h2", 200) == ["b1 h2"]
+        assert all(len(line) * interp_charts.TITLE_CHAR_PX <= panel["title"]["limit"] or " " not in line for line in lines)
+    assert interp_charts.wrap_words("integrated gradients", 70) == ["integrated", "gradients"]
+    assert interp_charts.wrap_words("rollout", 70) == ["rollout"] and interp_charts.wrap_words("b1 h2", 200) == ["b1 h2"]
 
 
 def test_removal_chart_titles_the_signed_effects_with_their_support():
-    spec = charts.removal_chart(_per_token(), ["removal", "removal TV"], ["rollout"],
+    spec = interp_charts.removal_chart(_per_token(), ["removal", "removal TV"], ["rollout"],
                                 support="support for payments (logit difference)").to_dict()
     removal, tv, rollout = spec["hconcat"]
     assert removal["encoding"]["x"]["title"] == ["support for", "payments", "(logit difference)"]
@@ -434,7 +436,7 @@ def test_head_importance_chart_grids_of_block_by_head():
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
                         "accuracy_drop": np.linspace(0.0, 0.1, 8), "support_prob": np.linspace(0.0, 0.2, 8),
                         "support_logit_diff": np.linspace(0.0, 0.9, 8)})
-    spec = charts.head_importance_chart(imp, "prob").to_dict()
+    spec = interp_charts.head_importance_chart(imp, "prob").to_dict()
     left, right = spec["vconcat"]
     assert left["layer"][0]["encoding"]["color"]["field"] == "accuracy_drop"
     assert right["layer"][0]["encoding"]["color"]["field"] == "support_prob"
@@ -443,7 +445,7 @@ def test_head_importance_chart_grids_of_block_by_head():
         rect, text = side["layer"]
         assert rect["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
         assert {t["field"] for t in rect["encoding"]["tooltip"]} >= {"block", "head", "accuracy_drop", "support_prob"}
-    logit = charts.head_importance_chart(imp).to_dict()["vconcat"][1]
+    logit = interp_charts.head_importance_chart(imp).to_dict()["vconcat"][1]
     assert logit["layer"][0]["encoding"]["color"]["field"] == "support_logit_diff"
     assert logit["title"]["text"] == "support for the true team (logit difference)"
 
@@ -452,10 +454,10 @@ def test_every_builder_returns_an_altair_chart():
     P = _patterns()
     built = [charts.head_heatmap(P[0, 0], TOKENS, 1, 0), charts.heads_row(P[0], TOKENS, 0),
              charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS), charts.model_view(P, TOKENS),
-             charts.confusion_chart(np.eye(5), TEAMS),
-             charts.removal_chart(_per_token(), ["removal"], ["rollout"]),
-             charts.tau_distribution(_split_table()),
-             charts.token_highlight(TOKENS, np.ones(N), title="x")]
+             quality.confusion_chart(np.eye(5), TEAMS),
+             interp_charts.removal_chart(_per_token(), ["removal"], ["rollout"]),
+             interp_charts.tau_distribution(_split_table()),
+             interp_charts.token_highlight(TOKENS, np.ones(N), title="x")]
     for chart in built:
         assert isinstance(chart, alt.TopLevelMixin)
         assert chart.to_dict()["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
@@ -501,7 +503,7 @@ STREAMLIT_BACKGROUNDS = ("#ffffff", "#0e1117")            # the light and the da
 
 
 def test_the_theme_neutral_text_colour_reads_on_both_backgrounds():
-    assert all(contrast(charts.THEME_NEUTRAL_TEXT, bg) >= 4.2 for bg in STREAMLIT_BACKGROUNDS)
+    assert all(contrast(theme.THEME_NEUTRAL_TEXT, bg) >= 4.2 for bg in STREAMLIT_BACKGROUNDS)
 
 
 def assert_readable_in_both_themes(spec: dict) -> None:
@@ -521,10 +523,10 @@ def assert_readable_in_both_themes(spec: dict) -> None:
                 assert "color" not in mark and "fill" not in mark, mark
                 assert color and "condition" in color, f"text on cells without a cell-dependent colour: {layer}"
             else:
-                assert color is None and mark.get("color") == charts.THEME_NEUTRAL_TEXT, layer
+                assert color is None and mark.get("color") == theme.THEME_NEUTRAL_TEXT, layer
     for title in _find(spec, "title"):
         if isinstance(title, dict) and "subtitle" in title:
-            assert title.get("subtitleColor") == charts.THEME_NEUTRAL_TEXT, title
+            assert title.get("subtitleColor") == theme.THEME_NEUTRAL_TEXT, title
 
 
 def test_charts_read_in_the_dark_theme_as_in_the_light_one():
@@ -534,14 +536,14 @@ def test_charts_read_in_the_dark_theme_as_in_the_light_one():
                         "accuracy_drop": np.linspace(0.0, 0.1, 8), "support_prob": np.linspace(0.0, 0.2, 8),
                         "support_logit_diff": np.linspace(0.0, 0.9, 8)})
     built = [charts.heads_row(P[0], TOKENS, 0), charts.query_bars(P[0], TOKENS, 0), charts.bands_chart(P[0], TOKENS),
-             charts.model_view(P, TOKENS), charts.confusion_chart(np.eye(5), TEAMS),
-             charts.removal_chart(_per_token(), ["removal"], ["rollout"]), charts.head_importance_chart(imp),
-             charts.tau_distribution(_split_table()),
-             charts.token_highlight(TOKENS, np.ones(N), title="x")]
+             charts.model_view(P, TOKENS), quality.confusion_chart(np.eye(5), TEAMS),
+             interp_charts.removal_chart(_per_token(), ["removal"], ["rollout"]), interp_charts.head_importance_chart(imp),
+             interp_charts.tau_distribution(_split_table()),
+             interp_charts.token_highlight(TOKENS, np.ones(N), title="x")]
     for chart in built:
         assert_readable_in_both_themes(chart.to_dict())
-    text = charts.head_importance_chart(imp).to_dict()["vconcat"][0]["layer"][1]
-    assert text["encoding"]["color"]["value"] == charts.ON_LIGHT_CELL
+    text = interp_charts.head_importance_chart(imp).to_dict()["vconcat"][0]["layer"][1]
+    assert text["encoding"]["color"]["value"] == theme.ON_LIGHT_CELL
 
 
 def test_streamlit_config_follows_the_os_theme():
@@ -592,7 +594,7 @@ def _streamlit_autosize(spec: dict, stretch: bool = False) -> dict:
 def test_tau_distribution_keeps_room_for_its_boxes_beside_the_signal_names(stretch):
     # Issue 23 item 1: the spec was 110 px wide (HALF_COLUMN_PX − 140, meant for the plot alone); Streamlit fits a
     # layered chart's whole width, labels included, into it, so the plot was 0 px wide and no box was drawn.
-    spec = charts.tau_distribution(_split_table()).to_dict()
+    spec = interp_charts.tau_distribution(_split_table()).to_dict()
     autosize = _streamlit_autosize(spec, stretch)
     assert autosize["contains"] == "padding"
     box = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "boxplot")
@@ -616,14 +618,14 @@ def _d3_fixed(value: float, fmt: str) -> str:
 
 def test_value_format_gives_the_digits_the_values_need():
     # Issue 23 item 5: a legend over effects near 0.002 read 0.00 / 0.00 / 0.00.
-    assert charts.value_format([0.0023, -0.0011]) == ".4~f"
-    assert charts.value_format([0.33, 0.1]) == ".2~f"
-    assert charts.value_format([12.0]) == ".0~f"
-    assert charts.value_format([3e-6]) == ".2~e"
-    assert charts.value_format([np.nan, 0.0]) == ".2~f"
-    assert charts.value_format([0.0023], 3, trim=False) == ".5f"
+    assert theme.value_format([0.0023, -0.0011]) == ".4~f"
+    assert theme.value_format([0.33, 0.1]) == ".2~f"
+    assert theme.value_format([12.0]) == ".0~f"
+    assert theme.value_format([3e-6]) == ".2~e"
+    assert theme.value_format([np.nan, 0.0]) == ".2~f"
+    assert theme.value_format([0.0023], 3, trim=False) == ".5f"
     for peak in (0.0023, 0.021, 0.4, 3.0):
-        fmt = charts.value_format([peak, -peak / 2])
+        fmt = theme.value_format([peak, -peak / 2])
         labels = {_d3_fixed(v, fmt) for v in (peak, peak / 2, 0.0, -peak / 2)}
         assert len(labels) == 4, (peak, fmt, labels)
 
@@ -631,7 +633,7 @@ def test_value_format_gives_the_digits_the_values_need():
 def test_small_removal_effects_get_legends_labels_and_tooltips_with_their_digits():
     # Issue 23 item 5: on a misrouted ticket p(true team) is about 0.007 and every deletion moves it by about 0.002.
     effects = np.array([0.0021, -0.0013, 0.0004, 0.0017, -0.0002, 0.0, 0.0009, 0.0011, -0.0006, 0.0015, 0.0003])
-    spec = charts.token_highlight(TOKENS, effects, title="x", diverging=True).to_dict()
+    spec = interp_charts.token_highlight(TOKENS, effects, title="x", diverging=True).to_dict()
     box = spec["layer"][0]
     fmt = box["encoding"]["color"]["legend"]["format"]
     low, high = box["encoding"]["color"]["scale"]["domain"]
@@ -639,7 +641,7 @@ def test_small_removal_effects_get_legends_labels_and_tooltips_with_their_digits
     tip = next(t for t in box["encoding"]["tooltip"] if t["field"] == "value")
     assert _d3_fixed(0.0013, tip["format"]) == "0.00130"
     per_token = _per_token().assign(removal=effects)
-    panel = charts.removal_chart(per_token, ["removal"], ["rollout"]).to_dict()["hconcat"][0]
+    panel = interp_charts.removal_chart(per_token, ["removal"], ["rollout"]).to_dict()["hconcat"][0]
     axis_fmt = panel["encoding"]["x"]["axis"]["format"]
     assert _d3_fixed(0.002, axis_fmt) == "0.002" and _d3_fixed(-0.001, axis_fmt) == "-0.001"
 
@@ -657,7 +659,7 @@ def test_head_importance_reads_with_minus_masked_red_where_the_head_helps():
     imp = pd.DataFrame({"block": [1, 1, 1, 1, 2, 2, 2, 2], "head": [1, 2, 3, 4] * 2, "accuracy": np.linspace(0.8, 0.9, 8),
                         "accuracy_drop": [0.00067, 0.009, 0.0, -0.001, 0.003, 0.001, 0.002, -0.003],
                         "support_prob": np.linspace(-0.01, 0.02, 8), "support_logit_diff": np.linspace(-0.1, 0.9, 8)})
-    spec = charts.head_importance_chart(imp).to_dict()
+    spec = interp_charts.head_importance_chart(imp).to_dict()
     left, right = spec["vconcat"]
     assert left["title"]["text"] == "accuracy with the head − masked"
     assert spec["resolve"]["scale"]["color"] == "independent"        # a concat shares colour scales by default
@@ -672,9 +674,9 @@ def test_head_importance_reads_with_minus_masked_red_where_the_head_helps():
 
 def test_every_support_scale_draws_a_helping_part_red():
     # Issue 23 item 6: the token views drew support red, the intervention views (edge cuts, head switch-off) blue.
-    per_text = charts.token_highlight(TOKENS, np.linspace(-1, 1, N), title="x", diverging=True).to_dict()
+    per_text = interp_charts.token_highlight(TOKENS, np.linspace(-1, 1, N), title="x", diverging=True).to_dict()
     assert _positive_end_is_red(per_text["layer"][0]["encoding"]["color"]["scale"])
-    assert _positive_end_is_red(charts.support_scale([0.2, -0.1], "logit_diff").to_dict())
+    assert _positive_end_is_red(theme.support_scale([0.2, -0.1], "logit_diff").to_dict())
 
 
 def test_support_scales_never_end_below_the_negligible_effect():
@@ -682,9 +684,9 @@ def test_support_scales_never_end_below_the_negligible_effect():
     from ticketnet.interpret import signals
 
     for unit in ("logit_diff", "prob"):
-        tiny = charts.support_scale([1e-4, -3e-5], unit).to_dict()["domain"]
+        tiny = theme.support_scale([1e-4, -3e-5], unit).to_dict()["domain"]
         assert tiny == [-signals.NEGLIGIBLE_EFFECT[unit], signals.NEGLIGIBLE_EFFECT[unit]]
-    assert charts.support_scale([0.7, -0.2], "logit_diff").to_dict()["domain"] == [-0.7, 0.7]
+    assert theme.support_scale([0.7, -0.2], "logit_diff").to_dict()["domain"] == [-0.7, 0.7]
 
 
 def _color_of(spec: dict, signal: str) -> str:
@@ -698,11 +700,11 @@ def test_one_colour_per_signal_from_the_registry_on_every_chart():
 
     rows = [{"signal": s, "fraction": f, "k": 1, "comprehensiveness": f, "sufficiency": 0.5 - f}
             for s in ("removal", "rollout", "random", "b1 h2") for f in (0.01, 0.5)]
-    per_ticket = charts.eraser_chart(pd.DataFrame(rows)).to_dict()
+    per_ticket = interp_charts.eraser_chart(pd.DataFrame(rows)).to_dict()
     table = pd.DataFrame({"signal": ["removal", "random", "rollout"], "comprehensiveness": [0.3, 0.1, 0.2],
                           "sufficiency": [0.1, 0.4, 0.2]})
-    split_wide = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
-    taus = charts.tau_distribution(_split_table()).to_dict()
+    split_wide = interp_charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
+    taus = interp_charts.tau_distribution(_split_table()).to_dict()
     for name in ("random", "rollout"):
         colours = {_color_of(per_ticket, name), _color_of(split_wide, name), _color_of(taus, name)}
         assert colours == {signals.signal_color(name)}, (name, colours)
@@ -717,12 +719,12 @@ def test_eraser_titles_stay_within_their_panels():
     # ("comprehensivenesufficiency"). About 6 px per character of an 11 px title.
     rows = [{"signal": "removal", "fraction": f, "k": 1, "comprehensiveness": f, "sufficiency": 0.5 - f}
             for f in (0.01, 0.5)]
-    spec = charts.eraser_chart(pd.DataFrame(rows)).to_dict()
+    spec = interp_charts.eraser_chart(pd.DataFrame(rows)).to_dict()
     title = spec["spec"]["encoding"]["x"]["title"]
     lines = title if isinstance(title, list) else [title]
     assert all(6 * len(line) <= spec["spec"]["width"] + spec["spacing"] for line in lines), lines
     table = pd.DataFrame({"signal": ["removal", "random"], "comprehensiveness": [0.3, 0.1], "sufficiency": [0.1, 0.4]})
-    split_wide = charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
+    split_wide = interp_charts.mean_eraser_chart(table, ["comprehensiveness", "sufficiency"]).to_dict()
     assert "row" in split_wide["facet"] and "column" not in split_wide["facet"]   # one measure above the other
     assert split_wide["facet"]["row"]["header"]["labelOrient"] == "top"
     assert 6 * len("comprehensiveness") <= split_wide["spec"]["width"] + 120
@@ -735,25 +737,25 @@ def test_dark_theme_text_on_the_page_is_theme_neutral():
                         "accuracy_drop": [0.01, 0.0, -0.001, 0.02], "support_prob": [0.01, 0.0, 0.0, 0.02]})
     bars = charts.query_bars(P[0], TOKENS, 0).to_dict()
     labels = [lay for lay in bars["spec"]["layer"] if _mark_type(lay) == "text"]
-    assert labels and all(lay["mark"]["color"] == charts.THEME_NEUTRAL_TEXT for lay in labels)
+    assert labels and all(lay["mark"]["color"] == theme.THEME_NEUTRAL_TEXT for lay in labels)
     row = charts.heads_row(P[0], TOKENS, 0, block=1, head_importance=imp).to_dict()
     subtitles = [t for t in _find(row, "title") if isinstance(t, dict) and "subtitle" in t]
-    assert len(subtitles) == 4 and all(t["subtitleColor"] == charts.THEME_NEUTRAL_TEXT for t in subtitles)
+    assert len(subtitles) == 4 and all(t["subtitleColor"] == theme.THEME_NEUTRAL_TEXT for t in subtitles)
     assert_readable_in_both_themes(row)
 
 
 def test_the_confusion_matrix_stays_readable_at_12_teams_and_groups_the_rest_beyond_20():
     twelve = [f"team {i}" for i in range(12)]
-    spec = charts.confusion_chart(np.eye(12, dtype=int) * 7 + 1, twelve).to_dict()
+    spec = quality.confusion_chart(np.eye(12, dtype=int) * 7 + 1, twelve).to_dict()
     assert spec["width"]["step"] == 31 and spec["height"]["step"] == 31           # 12 cells in about 380 px
     assert spec["layer"][1]["mark"]["fontSize"] == 10
-    assert charts.confusion_step(5) == 56 and charts.confusion_step(20) == 26
+    assert quality.confusion_step(5) == 56 and quality.confusion_step(20) == 26
 
     rng = np.random.default_rng(0)
     thirty = [f"t{i}" for i in range(30)]
     conf = rng.integers(0, 9, (30, 30))
     conf[3] += 100                                                                 # t3 has the most tickets
-    merged, names = charts.confusion_teams(conf, thirty)
+    merged, names = quality.confusion_teams(conf, thirty)
     assert merged.shape == (20, 20) and names[-1] == "other teams (11)"
     assert merged.sum() == conf.sum() and "t3" in names
     kept = [thirty.index(n) for n in names[:-1]]
@@ -761,7 +763,7 @@ def test_the_confusion_matrix_stays_readable_at_12_teams_and_groups_the_rest_bey
     assert merged[names.index("t3"), names.index("t3")] == conf[3, 3]
     rest = [i for i in range(30) if i not in kept]
     assert merged[-1, -1] == conf[np.ix_(rest, rest)].sum()
-    df = charts.confusion_frame(conf, thirty)
+    df = quality.confusion_frame(conf, thirty)
     assert len(df) == 400 and df["count"].sum() == conf.sum()
 
 

@@ -524,6 +524,19 @@ def run_all(quick: bool = False, log: Callable[[str], None] = print) -> dict:
     log(f"Ticket map page at {mr['points']:,} points: redraw {mr['redraw_s_median']:.2f} s server side (max "
         f"{mr['redraw_s_max']:.2f}; {mr['ratio_to_target']:.2f}x the 1 s target), box selection listing "
         f"{mr['picked_rows']:,} tickets {mr['box_s_median']:.2f} s; first open {mr['first_open_s']:.1f} s")
+    from ticketnet.bench.encoder import encoder_speed
+    from ticketnet.paths import weights_dir
+
+    shipped_encoder = weights_dir() / "larkfield-minilm"
+    if (shipped_encoder / "encoder.safetensors").is_file():
+        es = encoder_speed(shipped_encoder, valid, load_split(data_dir() / "test.csv"), 3 if quick else 7)
+        report["encoder"] = es
+        log(f"encoder router ({shipped_encoder.name}): predict {es['predict_tickets_per_second']:.0f} tickets/s on "
+            f"test ({es['mean_pieces']:.0f} pieces a ticket; target {es['targets']['predict_tickets_per_second']:.0f}); "
+            f"one ticket's inspection {es['inspection_s']:.3f} s (target {es['targets']['inspection_s']}); every word "
+            f"of a 40-word ticket removed {es['removal_n40_s']:.3f} s = {es['removal_ratio_to_one_forward']:.0f}x one "
+            f"forward (target {es['targets']['removal_n40_s']}), removed and replaced with rollout "
+            f"{es['word_effects_n40_s']:.3f} s; loading it grew RSS by {es['router_rss_mb']:.0f} MB")
     e = efficient_attention(quick)
     if e is not None:
         report["efficient_attention"] = e

@@ -107,3 +107,20 @@ def load_encoder_card(folder: str | Path) -> EncoderCard:
     if not teams or not all(isinstance(t, str) and t for t in teams) or len(set(teams)) != len(teams):
         raise WeightsError(f"{folder / CARD}: its teams are not distinct names")
     return EncoderCard(read_tokenizer(folder / TOKENIZER), teams, meta)
+
+
+def load_classifier_card(folder: str | Path) -> EncoderCard:
+    """The card of a team's saved classifier: its teams from config.json's id2label, its tokenizer; WeightsError
+    where the labels are only LABEL_k (name them with --teams on the command line)."""
+    from ticketnet.encoder.files import load_tokenizer, read_folder
+
+    found = read_folder(folder)
+    if not found.classifier:
+        raise WeightsError(f"{folder}: {found.architecture} is a base encoder with no team head; fine-tune it with "
+                           "`python -m ticketnet train --encoder FOLDER`")
+    if found.generic_labels:
+        raise WeightsError(f"{folder}: its config names its teams only LABEL_0 … LABEL_{len(found.labels) - 1}; "
+                           "write the team names into config.json's id2label")
+    vocab = found.config.get("vocab_size", 0)
+    meta = {"kind": KIND, "source": "classifier", "folder": str(folder), "teams": found.labels}
+    return EncoderCard(load_tokenizer(Path(folder), vocab), tuple(found.labels), meta)

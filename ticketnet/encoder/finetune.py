@@ -339,14 +339,14 @@ def _frozen_inputs(router: EncoderRouter, encoded: list[PieceEncoded], first: in
     model = router.model
     if first == 0 or sum(len(e.ids) for e in encoded) * model.config.d > 2.5e8:
         return None
-    out: list[torch.Tensor] = []
+    out: list[torch.Tensor | None] = [None] * len(encoded)
     model.eval()
     with torch.inference_mode():
-        for i in range(0, len(encoded), 64):
-            part = encoded[i:i + 64]
-            ids, is_pad = router.batch(part)
+        for idx in length_chunks([len(e.ids) for e in encoded], 64, max_tokens=4096):   # little padding
+            ids, is_pad = router.batch([encoded[i] for i in idx])
             x = _run_frozen(model, model.embed(ids, is_pad), is_pad, first)
-            out.extend(x[row, :len(e.ids)].clone() for row, e in enumerate(part))
+            for row, i in enumerate(idx):
+                out[i] = x[row, :len(encoded[i].ids)].clone()
     return out
 
 
