@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8501
 
 .PHONY: run team test test-fast bench load-test load-test-browser capacity chromium haproxy jemalloc clean corpus-demo \
-	bench-corpus hooks
+	bench-corpus hooks screenshots
 
 run: $(VENV)/.run-deps jemalloc hooks
 	$(BIN)/python -m dashboard --server.port $(PORT)
@@ -24,6 +24,10 @@ test-fast: $(VENV)/.dev-deps
 
 bench: $(VENV)/.dev-deps chromium
 	$(BIN)/python -m ticketnet bench
+
+# The README's pictures (docs/img/*.png), taken in Chromium from a real server of this checkout: refresh after a redesign.
+screenshots: $(VENV)/.dev-deps chromium
+	$(BIN)/python -m ticketnet.bench.screenshots
 
 # On demand (about 2.5 min): 20 virtual analysts, each one Streamlit session on its own websocket (no browser), one
 # action every 10 s each for 120 s against a real server; exits 1 on any error. The Corpus page needs a scan: made

@@ -188,7 +188,7 @@ else:
         with st.expander("Attention against deletion effect, every signal (mean Kendall τ)"):
             ui.chart(corpus_charts.tau_chart, summary, width="stretch")
 
-# -- compare with another scan of the same input (issue 25) ----------------------------------------------------------
+# -- compare with another scan of the same input ----------------------------------------------------------
 with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
     others = corpus_data.comparable_scans(scan)
     if not others:

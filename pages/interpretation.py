@@ -228,7 +228,7 @@ else:
     st.header("Evidence recovery", divider="gray")
     st.caption(md_escape(narrative.no_evidence_sentence(pick)))
 
-# -- interventions: a contrast pair, phrases (issue 13) ----------------------------------------------------------------
+# -- interventions: a contrast pair, phrases ----------------------------------------------------------------
 # Each in an expander that computes once it is opened (on_change="rerun" makes `.open` tell), so the page's first view
 # draws what it drew before; results are cached per ticket, edit, target and unit in dashboard/data/interventions.py.
 st.header("Interventions: an edit of the ticket, and its phrases", divider="gray")

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from ticketnet._runtime.atomic import staged_folder, write_atomic
 from ticketnet._runtime.hashing import file_sha256
 from ticketnet.baseline import fit_baseline
-from ticketnet.catalog import SEEDS_FOLDER  # noqa: F401  (where `--keep-all-seeds` keeps each run; tests import it here)
+from ticketnet.catalog import SEEDS_FOLDER   # where `--keep-all-seeds` keeps each run
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
 from ticketnet.data.thread import split_thread
@@ -113,7 +113,7 @@ RECIPES: dict[str, dict] = {
               "min_freq": 1, "average_last": 10, "warmup_epochs": 1},
     # From a trained router (`init_from`): its vocabulary and shape kept, a few epochs at half the large recipe's
     # peak rate with no warm-up, so what it has learnt moves little. Chosen on the hand-written development set
-    # (docs/research-log.md, issue 28): 3e-4 for 2 epochs barely moved the router; 1e-3 for 3 epochs gained one or
+    # (docs/research-log.md, the e-mail thread round): 3e-4 for 2 epochs barely moved the router; 1e-3 for 3 epochs gained one or
     # two e-mail threads on every seed, and on one seed of three kept every other style within a ticket.
     "finetune": {"epochs": 3, "lr": 1e-3, "weight_decay": 0.01, "embed_scale": 1.0, "dropout": 0.1, "batch_size": 64,
                  "min_freq": 2, "average_last": 0, "warmup_epochs": 0},

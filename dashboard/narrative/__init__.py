@@ -268,7 +268,7 @@ def ig_completeness(change: float, delta: float, steps: int, team: str) -> str:
             f"<pad>) = {change:+.4f}; they miss it by {abs(delta):.1e} ({where}).")
 
 
-# -- route interventions (issue 13): units, edge knockout, patching, phrases ---------------------------------------
+# -- route interventions: units, edge knockout, patching, phrases ---------------------------------------
 UNIT_NAMES = signals.UNIT_LABELS     # the library's names of the two units, read without torch
 
 

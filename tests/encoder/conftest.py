@@ -70,6 +70,7 @@ def make_small_base(folder):
     import transformers as tf
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
+    folder.mkdir(parents=True, exist_ok=True)
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     pieces = dict.fromkeys(specials + list(WORDS) + ["##s", "##ed", "##ing", "."] + list("abcdefghijklmnopqrstuvwxyz0123456789"))
     vocab = {t: i for i, t in enumerate(pieces)}

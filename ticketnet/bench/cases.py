@@ -155,7 +155,7 @@ def six_phrase_ticket(rows: list[dict], router: Router, near: int = 30) -> str:
 
 
 def interventions(router: Router, rows: list[dict], repeats: int, sizes: tuple[int, ...] = (30, 48)) -> dict:
-    """The route interventions of issue 13 timed beside one batched forward of the same number of rows:
+    """The route interventions timed beside one batched forward of the same number of rows:
     edge knockout of one query row (n variants) and a head's full effect map (n² variants) in block 1 (block 2 is
     cheaper: only the changed row's share of the pooling moves) at each n; per-ticket head ablation (L·h variants),
     contrast patching (every head and residual patch, both directions) and phrase Shapley (six phrases: 2⁶
@@ -217,7 +217,7 @@ def split_interpretation(router: Router, rows: list[dict], sizes: tuple[int, ...
     return out
 
 
-SPLIT_TICKETS, SPLIT_TARGET_S = 1_500, 20.0     # the valid split, and the time issue 10 set for it
+SPLIT_TICKETS, SPLIT_TARGET_S = 1_500, 20.0     # the valid split, and its target time
 
 
 def predict_throughput(router: Router, rows: list[dict], n_rows: int) -> dict:
@@ -239,7 +239,7 @@ def predict_throughput(router: Router, rows: list[dict], n_rows: int) -> dict:
             "peak_rss_growth_mb": grew / 1024}
 
 
-POLICY_TARGET_S = 0.3           # issue 26: a Routing policy slider move redraws in at most 300 ms server side
+POLICY_TARGET_S = 0.3           # a Routing policy slider move redraws in at most 300 ms server side
 
 
 def policy_redraw(weights, data, repeats: int, resamples: int = 1000) -> dict:
@@ -330,7 +330,7 @@ def efficient_attention(quick: bool) -> dict | None:
     return bench_efficient(n=2048 if quick else 8192)
 
 
-COMPARE_TARGET_S = 2.0                          # issue 25: the Compare page's summary of two 1,500-ticket tables
+COMPARE_TARGET_S = 2.0                          # the Compare page's summary of two 1,500-ticket tables
 
 
 def shifted_table(table, teams, share: float = 0.1, seed: int = 0):

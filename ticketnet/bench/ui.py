@@ -94,7 +94,7 @@ POLICY_TARGET_MS = 300.0
 
 
 def policy_sliders(repeats: int = 10) -> dict:
-    """Server-side script time of the Routing policy page's rerun after a slider move (issue 26: ≤ 300 ms): the
+    """Server-side script time of the Routing policy page's rerun after a slider move (the page's target: ≤ 300 ms): the
     target precision moved to a value this process has not computed (thresholds fitted on valid, bootstrap reports
     on test and the hand-written set, the queue), α likewise (sets calibrated and measured), and the method toggled.
 
@@ -143,10 +143,10 @@ def policy_sliders(repeats: int = 10) -> dict:
     return out
 
 
-# The slow paths of issue 23, timed as the server runs them: a typed ticket a page has never seen (nothing cached
+# The slow paths of a first open, timed as the server runs them: a typed ticket a page has never seen (nothing cached
 # for its text), and the lesson section with nothing kept in the process.
 FIRST_OPEN_PAGES = ("heads", "interpretation")
-FIRST_OPEN_TARGET_S = {"heads": 2.0}          # Heads at 256 tokens (issue 23); Interpretation is measured only
+FIRST_OPEN_TARGET_S = {"heads": 2.0}          # Heads at 256 tokens, the page's target; Interpretation is measured only
 LESSON_TARGET_S = 1.0
 LESSON_SECTION = "Why √d_k"
 
@@ -158,7 +158,7 @@ def typed_first_open(sizes: tuple[int, ...] = (30, 256), repeats: int = 3,
 
     The process is warm (the pages opened once on the default ticket: imports, the router, the split's tables),
     as on a server that has run a while; the browser's drawing is not included. Per page: seconds at each n, the
-    ratio of the largest n to the smallest and, where issue 23 set one, the ratio to the target."""
+    ratio of the largest n to the smallest and, where the page has a target, the ratio to it."""
     from streamlit.testing.v1 import AppTest
 
     from dashboard.data.store import pack_text
@@ -249,7 +249,7 @@ def lesson_first_open(repeats: int = 3) -> dict:
     return out
 
 
-# The Compare page (issue 25): opening it on the 1,500-ticket test split of two routers whose predictions are stored,
+# The Compare page: opening it on the 1,500-ticket test split of two routers whose predictions are stored,
 # and the per-head divergence of the valid split (its button's run), server side.
 COMPARE_TARGET_S = {"open": 2.0, "divergence": 10.0}
 COMPARE_PAGE = "../pages/compare.py"
@@ -499,7 +499,7 @@ def heads_drawn(repeats: int = 3, words: int = 300, timeout: float = 120) -> dic
             "target_s": HEADS_DRAWN_TARGET_S, "ratio_to_target": median / HEADS_DRAWN_TARGET_S}
 
 
-MAP_REDRAW_TARGET_S = 1.0          # issue 27: the Ticket map page at 20,000 points, server side
+MAP_REDRAW_TARGET_S = 1.0          # the Ticket map page at 20,000 points, its target, server side
 
 
 def map_redraw(repeats: int = 5, split: str = "train") -> dict:

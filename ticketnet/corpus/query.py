@@ -106,7 +106,7 @@ def _ticket_columns(scan: Scan) -> list[str]:
 
 
 LABEL_CONFIDENCE = "label_confidence"
-SET_ASIDE = "set_aside_chars"        # characters of quoted history and signature the router did not read (issue 28)
+SET_ASIDE = "set_aside_chars"        # characters of quoted history and signature the router did not read
 
 
 def _connect():
