@@ -5,14 +5,11 @@
 #     python -m dashboard          # `streamlit run dashboard/app.py`, with pandas and altair (and torch when the first
 #                                  # page must route) importing early
 #
-# Pages: Tickets (pick a ticket, model quality on a split), Heads (the from-scratch attention of every
-# head, checked against PyTorch), Interpretation (attention beside removal effects, gradients, ERASER,
-# head masking), Corpus (scans of many tickets), Compare routers (two routers on one split, side by side:
-# ``?a=larkfield&b=retrain&split=test&ticket=T-65052``). The picked ticket follows you to every page and lives in
-# the URL: ``?ticket=T-65052``;
-# a typed ticket is ``?ticket=custom`` with its text in ``&text=`` (short), ``&ztext=`` (packed) or ``&typed=``
-# (stored on the server). The Tickets page's filters ride along where they differ from the defaults (``&misrouted=1``),
-# and so does a router other than the default (``&router=mine``).
+# Pages (the PAGES lists below): Tickets, Heads, Interpretation, Corpus and Ticket map inspect the router; Compare
+# routers, Routing policy and Label issues decide with it; The formula, Verification and Cost show how attention
+# works. docs/dashboard.md describes each. The picked ticket follows you to every page and lives in the URL
+# (``?ticket=T-65052``; a typed one as ``?ticket=custom`` with ``&text=``, ``&ztext=`` or ``&typed=``), and so does
+# every other choice that differs from its default, the router included (``&router=mine``).
 #
 # Environment variables:
 #

@@ -9,6 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.charts import lesson as lc
+from dashboard.data import model
+from ticketnet.card import WeightsError
+from ticketnet.catalog import weights_in
 from ticketnet.lesson import cost
 
 NS = cost.DEFAULT_NS
@@ -132,3 +135,22 @@ st.dataframe(pd.DataFrame({"heads h": [1, 2, 4, 8, 16], "d_k = d / h": [64, 32, 
                            "parameters (4d² + 4d)": [t["parameters_per_block"]] * 5,
                            "score memory per block (kB)": [h * n_tok * n_tok * 4 / 1e3 for h in (1, 2, 4, 8, 16)]}),
              hide_index=True)
+
+st.subheader("The routers side by side")
+st.caption(f"Every router the sidebar lists, on one ticket of {n_tok} tokens (pieces, for an encoder): its shape from "
+           "its router.json, the weights its blocks multiply by (embeddings left out), and the multiply-adds of one "
+           "forward pass. An encoder's ticket is usually longer in pieces than in words.")
+sizes = []
+for name, folder in model.routers().items():
+    try:
+        config = model.card_at(weights_in(folder)).meta.get("config") or {}
+        shape = {k: int(config[k]) for k in ("d", "h", "n_blocks", "d_ff")}
+    except (WeightsError, KeyError, TypeError, ValueError):
+        continue                                           # a router that cannot be read is named on its own pages
+    c = cost.router_costs(int(n_tok), **shape)
+    sizes.append({"router": name, "kind": "encoder" if model.is_encoder(weights_in(folder)) else "tiny",
+                  "blocks × heads": f"{shape['n_blocks']} × {shape['h']}", "width d": shape["d"],
+                  "block weights": c["block_weights"], "scores (all blocks)": c["scores_per_block"] * shape["n_blocks"],
+                  "score memory (kB)": round(c["score_bytes_all_blocks"] / 1e3, 1),
+                  "GFLOP per ticket": round(c["gflop_per_ticket"], 3)})
+st.dataframe(pd.DataFrame(sizes), hide_index=True)

@@ -298,7 +298,8 @@ def other_routers(tmp_path_factory) -> Path:
     """A routers folder holding `helpdesk` (4 teams, 1 block of 4 heads) and `ops` (12 odd team names, 2 blocks
     of 2 heads), each trained for two epochs on an export: what the dashboard must show as well as Larkfield's."""
     from ticketnet.data.export import ExportColumns
-    from ticketnet.train import TrainConfig, train_export
+    from ticketnet.train import train_export
+    from ticketnet.training import TrainConfig
 
     root = tmp_path_factory.mktemp("routers")
     columns = ExportColumns(("subject", "body"), "queue", "id", id_given=True)
@@ -326,7 +327,8 @@ def larkfield_retrain(artifacts, tmp_path_factory) -> Path:
     to set beside the shipped router."""
     import shutil
 
-    from ticketnet.train import TrainConfig, train
+    from ticketnet.train import train
+    from ticketnet.training import TrainConfig
 
     data = tmp_path_factory.mktemp("larkfield_data")
     lines = (artifacts.data / "train.csv").read_text(encoding="utf-8").splitlines(keepends=True)

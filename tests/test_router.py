@@ -66,7 +66,7 @@ def test_shipped_model_meets_its_targets(router):
 
 @pytest.mark.parametrize("split", ["valid", "test", "handwritten_dev", "handwritten"])
 def test_recorded_metrics_are_reproduced(router, split):
-    from ticketnet.train import evaluate
+    from ticketnet.training import evaluate
 
     path = data_dir() / f"{split}.csv"
     if split.startswith("handwritten") and not path.is_file():
@@ -86,7 +86,7 @@ def test_recorded_metrics_are_reproduced(router, split):
 def test_the_calibration_temperature_is_applied(router):
     """The temperature fitted on valid is folded into the head: refitting one on the shipped logits finds 1."""
     from ticketnet.metrics import fit_temperature
-    from ticketnet.train import encode_rows, predict_logits
+    from ticketnet.training import encode_rows, predict_logits
 
     cal = router.meta["calibration"]
     assert cal["fitted_on"] == "valid" and cal["folded_into_head"] and 0.05 < cal["temperature"] < 20

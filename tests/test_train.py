@@ -12,7 +12,8 @@ import torch.nn.functional as F
 from ticketnet import Router, load_split, predictions
 from ticketnet.data.synth import write_splits
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.train import Teacher, TrainConfig, ticket_loss, train, train_seeds
+from ticketnet.train import train, train_seeds
+from ticketnet.training import Teacher, TrainConfig, ticket_loss
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_training_writes_a_loadable_router(trained):
 
 def test_training_calibrates_on_valid_and_records_the_flag_thresholds(trained):
     from ticketnet.metrics import fit_temperature
-    from ticketnet.train import encode_rows, predict_logits
+    from ticketnet.training import encode_rows, predict_logits
 
     data, out, card = trained
     router = Router.load(out / "router.pt")
@@ -74,7 +75,7 @@ def test_fit_temperature_recovers_a_known_temperature():
 
 
 def test_augmentation_is_seeded_and_never_empties_a_ticket():
-    from ticketnet.train import augment
+    from ticketnet.training import augment
 
     seq = list(range(2, 200))
     a, b = augment(seq, random.Random(1), 0.1, 0.05), augment(seq, random.Random(1), 0.1, 0.05)
@@ -192,7 +193,8 @@ def test_a_teacher_with_its_own_vocabulary_reads_the_students_ids_by_token(train
 
 def test_an_adopted_vocabulary_reads_every_text_as_the_router_did(trained):
     from ticketnet.data.text import Vocab
-    from ticketnet.train import adopt_vocabulary, raw_logits
+    from ticketnet.train import adopt_vocabulary
+    from ticketnet.training import raw_logits
 
     _, out, _ = trained
     router = Router.load(out / "router.pt")
@@ -299,7 +301,7 @@ def test_a_fine_tune_on_other_data_is_scored_on_its_home_splits(trained, tmp_pat
     # the stored predictions read the home splits, the training draw's own hashes and figures sit under train.data,
     # and the epoch is picked with the home's hand-written development set.
     from ticketnet._runtime.hashing import file_sha256
-    from ticketnet.train import evaluate
+    from ticketnet.training import evaluate
 
     home, out, _ = trained
     draw = tmp_path / "draw"

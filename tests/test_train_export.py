@@ -12,7 +12,8 @@ from ticketnet import Router, load_split, predictions
 from ticketnet.__main__ import main
 from ticketnet.data.export import ExportColumns
 from ticketnet.data.synth import generate
-from ticketnet.train import TrainConfig, train_export
+from ticketnet.train import train_export
+from ticketnet.training import TrainConfig
 
 NAMES = {"payments": "Billing & Refunds", "delivery": "tier-2", "returns": "réseau", "product": "网络"}
 
@@ -141,7 +142,7 @@ def test_a_folder_that_is_not_a_router_is_never_replaced(trained, tmp_path, caps
 def test_weight_average_is_the_mean_of_the_states_added():
     import torch
 
-    from ticketnet.train import WeightAverage
+    from ticketnet.training import WeightAverage
 
     states = [{"w": torch.full((2, 3), float(i)), "b": torch.tensor([i * 0.1])} for i in (1, 2, 6)]
     average = WeightAverage()

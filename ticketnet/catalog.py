@@ -27,13 +27,15 @@ def _router_folders(root: Path) -> list[Path]:
 
 
 def list_routers() -> dict[str, Path]:
-    """The default router first, then the routers shipped beside it (weights/NAME/, e.g. an encoder router), then
+    """The default router first, then the routers shipped beside it (weights/NAME/, e.g. an encoder router; only while
+    the default is the shipped one), then
     every router folder under routers/ (or $TICKETNET_ROUTERS; `is_router_folder`), sorted by name, then each one's
     kept seed runs as NAME/seed-<k>."""
     default = paths.weights_path().parent
     found = {DEFAULT_ROUTER: default}
     seen = {default.resolve()}
-    shipped = _router_folders(paths.weights_dir())
+    # The routers shipped beside Larkfield's belong to its demo: listed while the default router is the shipped one.
+    shipped = _router_folders(paths.weights_dir()) if default.resolve() == paths.weights_dir().resolve() else []
     for folder in shipped + _router_folders(paths.routers_dir()):
         if folder.name not in found and folder.resolve() not in seen:
             found[folder.name] = folder

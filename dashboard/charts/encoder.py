@@ -8,7 +8,9 @@ import altair as alt
 import pandas as pd
 
 from dashboard.charts.theme import _cell_step, _np, support_scale, token_labels, value_format
+from ticketnet.interpret import signals as sig
 
+ROLLOUT = sig.ROLLOUT.name
 EFFECT_TITLES = {"removed": "word removed", "replaced": "word replaced"}
 
 
@@ -18,7 +20,7 @@ def word_frame(words: Sequence[str], removed, replaced, rollout, last_layer) -> 
     if any(a.shape != (len(words),) for a in arrays):
         raise ValueError(f"need one value per word ({len(words)}), got {[a.shape for a in arrays]}")
     return pd.DataFrame({"position": range(len(words)), "word": token_labels(words), "removed": arrays[0],
-                         "replaced": arrays[1], "rollout": arrays[2], "last layer": arrays[3]})
+                         "replaced": arrays[1], ROLLOUT: arrays[2], "last layer": arrays[3]})
 
 
 def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -> alt.HConcatChart:
@@ -42,8 +44,8 @@ def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -
     ).properties(width=260, height=alt.Step(step))
     share = alt.Chart(frame).mark_bar(color="#16a085").encode(
         y=alt.Y("word:N", sort=labels, title=None, axis=alt.Axis(labels=False, ticks=False)),
-        x=alt.X("rollout:Q", title="rollout share", axis=alt.Axis(format=".0%", tickCount=3)),
-        tooltip=[alt.Tooltip("word:N"), alt.Tooltip("rollout:Q", format=".3f"),
+        x=alt.X(f"{ROLLOUT}:Q", title=f"{ROLLOUT} share", axis=alt.Axis(format=".0%", tickCount=3)),
+        tooltip=[alt.Tooltip("word:N"), alt.Tooltip(f"{ROLLOUT}:Q", format=".3f"),
                  alt.Tooltip("last layer:Q", format=".3f")],
     ).properties(width=140, height=alt.Step(step))
     return alt.hconcat(effects, share, spacing=8).resolve_scale(y="independent")

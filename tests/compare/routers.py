@@ -14,7 +14,8 @@ def helpdesk_routers(other_routers: Path, root: Path) -> Path:
     copied from the `other_routers` fixture, `helpdesk_b` (helpdesk's splits and shape, another seed),
     `helpdesk_wide` (the same splits, 2 blocks of 2 heads) and `renamed` (helpdesk_b's weights under four other team
     names, on the same splits). Each trained for two epochs on the 120 tickets: seconds."""
-    from ticketnet.train import TrainConfig, train
+    from ticketnet.train import train
+    from ticketnet.training import TrainConfig
 
     for name in ("helpdesk", "ops"):
         shutil.copytree(other_routers / name, root / name)

@@ -7,7 +7,8 @@ import pytest
 from tests.conftest import ODD_TEAMS, write_other_export
 from ticketnet import Router, predictions
 from ticketnet.data.synth import write_splits
-from ticketnet.train import SEEDS_FOLDER, TrainConfig, train_export, train_seeds
+from ticketnet.train import SEEDS_FOLDER, train_export, train_seeds
+from ticketnet.training import TrainConfig
 
 CFG = TrainConfig(epochs=1, batch_size=32, recipe="large")
 

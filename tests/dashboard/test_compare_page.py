@@ -189,6 +189,14 @@ def _one_info(at, *words: str) -> str:
 
 
 def test_only_one_router_says_how_to_train_a_second(app_env, tmp_path, monkeypatch):
+    import shutil
+
+    from ticketnet.paths import weights_dir
+
+    # A default router of its own, so the routers shipped beside Larkfield's are not listed with it.
+    own = tmp_path / "own"
+    shutil.copytree(weights_dir(), own, ignore=lambda folder, names: [n for n in names if n == "larkfield-minilm"])
+    monkeypatch.setenv("TICKETNET_ROUTER", str(own))
     monkeypatch.setenv("TICKETNET_ROUTERS", str(tmp_path / "none"))
     _one_info(_open(), "Only one router", "python -m ticketnet train --out routers/NAME")
 

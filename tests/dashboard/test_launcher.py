@@ -37,7 +37,7 @@ def test_the_server_builds_charts_without_altair_s_per_object_checks_and_the_tes
     # The check at every schema object's creation (Altair's debug mode) is for building charts, where the suite
     # runs them; the server skips it. The same chart either way.
     code = ("import altair, json\nfrom dashboard.__main__ import _preload\n"
-            "from dashboard.charts import attention as charts\n"
+            "from dashboard.charts import interpretation as charts\n"
             "spec = lambda: json.dumps(charts.token_highlight(['a', 'b'], [0.1, -0.2], title='t').to_dict(), "
             "sort_keys=True)\n"
             "before = altair.utils.schemapi.DEBUG_MODE\nchecked = spec()\n"

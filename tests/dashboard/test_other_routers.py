@@ -46,7 +46,8 @@ def test_the_sidebar_lists_the_routers_and_switching_forgets_the_other_routers_t
     at = app_test().run()
     _ok(at, "default")
     box = at.sidebar.selectbox(key="router_picker")
-    assert box.options == ["larkfield · 5 teams", "helpdesk · 4 teams", "ops · 12 teams"]
+    assert box.options == ["larkfield · 5 teams", "larkfield-minilm · 5 teams · encoder", "helpdesk · 4 teams",
+                           "ops · 12 teams"]
     assert at.session_state["picked_ticket"] == "T-65052"
     at = box.select("ops").run()
     at = at.run()

@@ -96,7 +96,7 @@ def test_the_recipe_comes_from_the_card():
 
 
 def test_a_fine_tuned_routers_folds_train_from_scratch_by_the_recipe_for_its_size():
-    from ticketnet.train import RECIPES, TrainConfig
+    from ticketnet.training import RECIPES, TrainConfig
 
     tuned = TrainConfig(init_from="weights", seed=4, keep=1.0, keep_from="other", new_vocabulary=True).resolved(60_000)
     meta = {"train": {**tuned.__dict__, "tickets": 60_000, "best_epoch": 2}, "config": {"d": 64, "h": 4}}

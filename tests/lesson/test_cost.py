@@ -76,3 +76,17 @@ def test_bench_efficient_small():
     assert r["time_ratio"] > 0 and math.isfinite(r["gflops_blocked"])
     if r["memory_method"] != "unavailable":
         assert r["peak_mb_blocked"] < r["peak_mb_readable"] / 4      # one 1024² tile against two 2048² matrices
+
+
+def test_router_costs_count_the_weights_the_blocks_really_hold():
+    from ticketnet.encoder.model import EncoderConfig, EncoderModel
+    from ticketnet.lesson.cost import router_costs
+    from ticketnet.nn.transformer import TinyConfig, TinyTransformer
+
+    minilm = EncoderConfig("bert", 30522, 384, 12, 6, 1536, 512, 2, 1e-12, "gelu", 384, 0, "mean", 5)
+    held = sum(p.numel() for p in EncoderModel(minilm).blocks.parameters())
+    assert router_costs(50, 384, 12, 6, 1536)["block_weights"] == held == 10_646_784
+    tiny = TinyTransformer(TinyConfig(100))
+    assert router_costs(50, 64, 4, 2, 128)["block_weights"] == sum(p.numel() for p in tiny.blocks.parameters())
+    c = router_costs(50, 384, 12, 6, 1536)
+    assert c["scores_per_block"] == 12 * 50 * 50 and abs(c["gflop_per_ticket"] - 1.088) < 0.001

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.train import TrainConfig, length_batches, train_epoch
+from ticketnet.training import TrainConfig, length_batches, train_epoch
 
 CV_SEED = 20240524          # the folds' seed: every method sees the same folds
 TABLE_COLUMNS = ("experiment", "method", "n_train", "n_eval", "folds", "accuracy_mean", "accuracy_std",

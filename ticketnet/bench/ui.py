@@ -261,7 +261,8 @@ def retrain_router(out: Path, epochs: int = 4, tickets: int = 5_000) -> Path:
     import shutil
 
     from ticketnet.paths import data_dir
-    from ticketnet.train import TrainConfig, train
+    from ticketnet.train import train
+    from ticketnet.training import TrainConfig
 
     data = out / "data-subset"
     data.mkdir(parents=True, exist_ok=True)

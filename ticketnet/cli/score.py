@@ -14,7 +14,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from ticketnet.data.tickets import load_split
     from ticketnet.paths import router_data
     from ticketnet.router import Router
-    from ticketnet.train import evaluate
+    from ticketnet.training import evaluate
 
     weights = router_weights(args)
     router = Router.load(weights)

@@ -82,7 +82,8 @@ def _fine_tune(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from ticketnet.data.export import parse_fractions
-    from ticketnet.train import TrainConfig, train, train_export, train_seeds
+    from ticketnet.train import train, train_export, train_seeds
+    from ticketnet.training import TrainConfig
 
     if args.encoder:
         return _fine_tune(args)

@@ -29,9 +29,8 @@ from ticketnet.metrics import fit_temperature
 from ticketnet.nn.attention import padding_mask
 from ticketnet.nn.batching import length_chunks
 from ticketnet.predictions import write_predictions
-from ticketnet.train import (
-    ROUTER_MARKER, confidence_floor, evaluate_probs, length_batches, load_splits,
-)
+from ticketnet.train import ROUTER_MARKER, load_splits
+from ticketnet.training import confidence_floor, evaluate_probs, length_batches
 
 
 @dataclass(frozen=True)
@@ -157,7 +156,8 @@ def fine_tune_export(export: Path, out: Path, columns, fractions, recipe: Encode
                      log: Callable[[str], None] = print, split_seed: int | None = None) -> dict:
     """An encoder router from one export file: split as `train --data FILE` splits it, then fine-tuned, in one
     folder swap."""
-    from ticketnet.train import TrainConfig, train_export
+    from ticketnet.train import train_export
+    from ticketnet.training import TrainConfig
 
     base_of(recipe)
     return train_export(export, out, columns, fractions, TrainConfig(seed=recipe.seed), log=log,

@@ -77,7 +77,7 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
     that one (`init_from_train`, its seed included), else the recipe for its size in place of the fine-tune's;
     never the router it started from or the one it kept (`keep`, `keep_from`, `new_vocabulary`): a fold has
     neither."""
-    from ticketnet.train import RECIPES, SMALL_DATA, TrainConfig
+    from ticketnet.training import RECIPES, SMALL_DATA, TrainConfig
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     train = meta.get("train") or {}
@@ -118,8 +118,8 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     import torch
 
     from ticketnet.metrics import fit_temperature
-    from ticketnet.train import (TrainConfig, WeightAverage, encode_rows, fold_temperature, lr_schedule, new_model,
-                                 predict_logits, predict_seqs, train_epoch)
+    from ticketnet.train import new_model
+    from ticketnet.training import TrainConfig, WeightAverage, encode_rows, fold_temperature, lr_schedule, predict_logits, predict_seqs, train_epoch
 
     cfg = TrainConfig(**cfg_fields).resolved(len(train_rows))
     torch.manual_seed(cfg.seed)
@@ -171,7 +171,7 @@ def score_fold(job: dict) -> dict:
         import torch
 
         from ticketnet.nn.batching import batched_probs
-        from ticketnet.train import encode_rows
+        from ticketnet.training import encode_rows
 
         threads = torch.get_num_threads()
         torch.set_num_threads(1)

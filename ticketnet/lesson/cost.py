@@ -302,3 +302,15 @@ def _main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(_main())
+
+
+def router_costs(n: int, d: int, h: int, n_blocks: int, d_ff: int, dtype_bytes: int = 4) -> dict:
+    """One ticket of n tokens through a router's blocks: its score matrices, the weights its blocks multiply by
+    (attention 4d² + 4d, feed-forward 2·d·d_ff + d + d_ff, two LayerNorms 4d, per block), and the multiply-adds."""
+    from ticketnet.lesson.explorers import attention_parameters
+
+    per_block = attention_parameters(d) + 2 * d * d_ff + d + d_ff + 4 * d
+    return {"scores_per_block": h * n * n, "score_bytes_all_blocks": n_blocks * score_matrix_bytes(n, dtype_bytes, heads=h),
+            "block_weights": n_blocks * per_block,
+            # each weight is one multiply-add per token; QKᵀ and the weighted sum are n² · d more per block
+            "gflop_per_ticket": 2 * (n_blocks * per_block * n + 2 * n_blocks * n * n * d) / 1e9}
