@@ -73,14 +73,7 @@ def heads(pick, ins, teams) -> None:
             ui.chart(charts.head_heatmap, W[head], rows, head + 1, query_row, block=block)
 
     st.subheader(f"What {md_escape(narrative.quote(rows[query_row]))} (position {query_row}) reads in layer {block}")
-    frame = charts.query_frame(W, rows, query_row)
-    lines = []
-    for h in range(n_heads):
-        top = frame[frame["head"] == f"head {h + 1}"].nsmallest(2, "rank")
-        reads = ", then ".join(f"{md_escape(narrative.quote(r.token))} ({r.key_pos}) {narrative.fmt(r.weight)}"
-                               for r in top.itertuples())
-        lines.append(f"- **{narrative.head_name(h)}**: reads {reads}")
-    st.markdown("\n".join(lines))
+    st.markdown(narrative.query_reads(charts.query_frame(W, rows, query_row)))
 
     st.subheader("What every query reads: the vertical bands")
     st.caption("Mean weight each word or piece receives over all reading rows, per head of this layer. Encoders "

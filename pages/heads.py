@@ -68,14 +68,7 @@ else:
 
 # -- what the query token reads ---------------------------------------------------------------------------------
 st.subheader(f"What {md_escape(narrative.quote(tokens[query_row]))} (position {query_row}) reads in block {block}")
-frame = charts.query_frame(W, tokens, query_row)
-lines = []
-for h in range(n_heads):
-    top = frame[frame["head"] == f"head {h + 1}"].nsmallest(2, "rank")
-    reads = ", then ".join(f"{md_escape(narrative.quote(r.token))} ({r.key_pos}) {narrative.fmt(r.weight)}"
-                           for r in top.itertuples())
-    lines.append(f"- **{narrative.head_name(h)}**: {md_escape(narrative.quote(tokens[query_row]))} reads {reads}")
-st.markdown("\n".join(lines))
+st.markdown(narrative.query_reads(charts.query_frame(W, tokens, query_row), tokens[query_row]))
 ui.chart(charts.query_bars, W, tokens, query_row)
 
 # -- vertical bands ---------------------------------------------------------------------------------------------

@@ -189,12 +189,17 @@ class RouterCard:
         """The confidence below which a ticket predicted for `team` is flagged, and whose rule that is: the stored
         routing policy's threshold for the team (what it does not auto-route goes to a person; inf: nothing is), so
         every page flags by the numbers the Routing policy page shows; else the calibrated `min_confidence`."""
-        stored = self.meta.get(POLICY_KEY)
-        try:
-            value = stored["thresholds"]["thresholds"][team]
-            return (math.inf if value is None else float(value)), "policy"
-        except (KeyError, TypeError, ValueError):
-            return float(self.ood["min_confidence"]), "calibrated"
+        return confidence_rule(self.meta, team, self.ood)
+
+
+def confidence_rule(meta: dict, team: str, ood: dict) -> tuple[float, str]:
+    """`RouterCard.confidence_rule` from a router.json's metadata and its OOD thresholds, for any kind of router."""
+    stored = meta.get(POLICY_KEY)
+    try:
+        value = stored["thresholds"]["thresholds"][team]
+        return (math.inf if value is None else float(value)), "policy"
+    except (KeyError, TypeError, ValueError):
+        return float(ood["min_confidence"]), "calibrated"
 
 
 POLICY_KEY = "policy"      # router.json's routing policy (ticketnet.policy): how predictions are acted on, not made

@@ -32,7 +32,8 @@ from ticketnet.router import Router
 
 
 from ticketnet.training import (
-    HANDWRITTEN, Teacher, TrainConfig, WeightAverage, encode_rows, evaluate, fold_temperature, lr_schedule,
+    HANDWRITTEN, Teacher, TrainConfig, WeightAverage, encode_rows, epoch_score, evaluate, fold_temperature,
+    lr_schedule,
     ood_thresholds, predict_logits, predict_seqs, raw_logits, train_epoch,
 )
 
@@ -145,12 +146,8 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
         """The epoch rule's score of the model as it is (valid, with the hand-written development set where there
         is one), and its parts rounded for the history."""
         valid_acc = predict_seqs(model, valid_seqs).argmax(1).eq(valid_labels).double().mean().item()
-        parts = {"valid_accuracy": round(valid_acc, 4)}
-        if dev is None:
-            return valid_acc, parts
-        dev_acc = predict_seqs(model, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
-        parts["handwritten_dev_accuracy"] = round(dev_acc, 4)
-        return (1 - cfg.dev_weight) * valid_acc + cfg.dev_weight * dev_acc, parts
+        dev_acc = None if dev is None else predict_seqs(model, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
+        return epoch_score(valid_acc, dev_acc, cfg.dev_weight)
 
     best, best_state, history, average = -1.0, None, [], WeightAverage()
     start, cpu_start = time.perf_counter(), time.process_time()

@@ -334,3 +334,13 @@ def raw_logits(router: Router, dropout: float | None = None) -> TinyTransformer:
         model.head.weight.mul_(router.temperature)
         model.head.bias.mul_(router.temperature)
     return model
+
+
+def epoch_score(valid_acc: float, dev_acc: float | None, dev_weight: float) -> tuple[float, dict]:
+    """The epoch rule of every router: valid's accuracy, mixed with the hand-written development set's (by
+    `dev_weight`) where there is one; and its parts rounded for the history."""
+    parts = {"valid_accuracy": round(valid_acc, 4)}
+    if dev_acc is None:
+        return valid_acc, parts
+    parts["handwritten_dev_accuracy"] = round(dev_acc, 4)
+    return (1 - dev_weight) * valid_acc + dev_weight * dev_acc, parts

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dashboard.text import fmt  # noqa: F401  (numbers in sentences; the chart builders use it too)
+from dashboard.text import fmt, md_escape  # fmt: numbers in sentences; the chart builders use it too
 from ticketnet.interpret import signals
 from ticketnet.interpret.metrics.disagreement import SMALL_EFFECT, SMALL_EFFECTS   # what counts as "little"
 
@@ -463,3 +463,15 @@ def trust_sentence(assessment, team: str) -> str:
                 f"threshold {assessment.min_confidence:.2f}; check the route by hand.")
     return (f"Trust it? Its confidence {assessment.confidence:.2f} clears the router's calibrated threshold "
             f"{assessment.min_confidence:.2f} (no routing policy is stored).")
+
+
+def query_reads(frame, reader: str | None = None) -> str:
+    """A Markdown list, a line per head, of the two keys the query row reads most (`charts.query_frame`'s table):
+    "- **head 1**: “not” reads “card” (5) 0.41, then …"; `reader` names the query token before "reads"."""
+    lines = []
+    for h, group in frame.groupby("head", sort=False):
+        top = group.nsmallest(2, "rank")
+        reads = ", then ".join(f"{md_escape(quote(r.token))} ({r.key_pos}) {fmt(r.weight)}" for r in top.itertuples())
+        who = f"{md_escape(quote(reader))} " if reader is not None else ""
+        lines.append(f"- **{h}**: {who}reads {reads}")
+    return "\n".join(lines)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ticketnet.card import DEFAULT_OOD, POLICY_KEY, Assessment, WeightsError
+from ticketnet.card import DEFAULT_OOD, Assessment, WeightsError, confidence_rule
 from ticketnet.catalog import ENCODER_WEIGHTS
 from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded, encode_pieces
 
@@ -53,12 +52,7 @@ class EncoderCard:
 
     def confidence_rule(self, team: str) -> tuple[float, str]:
         """The stored routing policy's threshold for `team`, else the calibrated min_confidence (as RouterCard)."""
-        stored = self.meta.get(POLICY_KEY)
-        try:
-            value = stored["thresholds"]["thresholds"][team]
-            return (math.inf if value is None else float(value)), "policy"
-        except (KeyError, TypeError, ValueError):
-            return float(self.ood["min_confidence"]), "calibrated"
+        return confidence_rule(self.meta, team, self.ood)
 
     def assess(self, enc: PieceEncoded, probs: Sequence[float]) -> Assessment:
         """A confidence below the rule's threshold, or (where the model is at hand) a ticket farther from every

@@ -30,7 +30,7 @@ from ticketnet.nn.attention import padding_mask
 from ticketnet.nn.batching import length_chunks
 from ticketnet.predictions import write_predictions
 from ticketnet.train import ROUTER_MARKER, load_splits
-from ticketnet.training import confidence_floor, evaluate_probs, length_batches
+from ticketnet.training import confidence_floor, epoch_score, evaluate_probs, length_batches
 
 
 @dataclass(frozen=True)
@@ -264,12 +264,8 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
     def score_epoch() -> tuple[float, dict]:
         """The epoch rule of the Tiny router: valid, with the hand-written development set where there is one."""
         valid_acc = _logits(router, valid).argmax(1).eq(valid_labels).double().mean().item()
-        parts = {"valid_accuracy": round(valid_acc, 4)}
-        if dev is None:
-            return valid_acc, parts
-        dev_acc = _logits(router, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
-        parts["handwritten_dev_accuracy"] = round(dev_acc, 4)
-        return (1 - recipe.dev_weight) * valid_acc + recipe.dev_weight * dev_acc, parts
+        dev_acc = None if dev is None else _logits(router, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
+        return epoch_score(valid_acc, dev_acc, recipe.dev_weight)
 
     start, cpu_start = time.perf_counter(), time.process_time()
     best_state, history, best_epoch, best = train_loop(router, encoded, labels, recipe, first, score_epoch, log)
