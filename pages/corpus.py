@@ -58,6 +58,11 @@ with st.expander("Scan your own tickets", icon=":material/upload_file:", expande
             st.session_state[FOLDER_KEY] = str(out)
             st.rerun()
 
+if not scans and model.is_encoder_router():
+    st.info("The corpus scan reads the Tiny router's tokens and blocks; an encoder router's scan is not built yet. "
+            "Pick a Tiny router in the sidebar to scan, or route an encoder router's tickets on the command line "
+            "with `.venv/bin/python -m ticketnet predict`.", icon=":material/info:")
+    st.stop()
 if not scans:
     # About 50 tickets a second on two cores at level full: Larkfield's 3,000 take about a minute.
     n_inputs = sum(corpus_data.rows_in(p) for p in corpus_data.shipped_inputs())

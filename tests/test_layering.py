@@ -33,7 +33,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "policy": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "policy"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus",
-               "policy"},
+               "policy", "catalog"},
     "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
                 "corpus", "compare", "loading"},
     "ticketmap": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "ticketmap"},

@@ -130,3 +130,15 @@ def test_a_changed_pin_is_refused_on_load(tuned, tmp_path):
 
     with pytest.raises(EncoderError, match="other pins than the installed minilm"):
         EncoderRouter.load(copy)
+
+
+def test_predict_routes_with_an_encoder_router(tuned, capsys, tmp_path):
+    _, out, _ = tuned
+    assert main(["predict", "--router", str(out), "--text", "my card payment was charged twice refund"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[0] in ("account", "delivery", "payments", "returns") and "confidence" in lines[0]
+    src = tmp_path / "in.csv"
+    src.write_text("ticket_id,text\nA-1,parcel courier late\nA-2,password locked\n", encoding="utf-8")
+    assert main(["predict", str(src), "--router", str(out), "--out", str(tmp_path / "out.csv")]) == 0
+    rows = (tmp_path / "out.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("ticket_id,team,confidence,p_account") and len(rows) == 3

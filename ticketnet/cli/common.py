@@ -9,15 +9,17 @@ ROUTER_HELP = "a router folder (default: $TICKETNET_ROUTER, else the shipped wei
 
 
 def router_weights(args: argparse.Namespace) -> Path:
-    """The router.pt a command reads: --router DIR, else --weights FILE, else $TICKETNET_ROUTER / the shipped one."""
+    """The weights file a command reads (router.pt, or an encoder router's): --router DIR, else --weights FILE, else
+    $TICKETNET_ROUTER / the shipped one."""
+    from ticketnet.catalog import weights_in
     from ticketnet.paths import weights_path
 
     if getattr(args, "router", None):
         folder = Path(args.router)
         if not folder.is_dir():
             raise ValueError(f"--router {folder}: not a folder (a router folder holds router.pt, vocab.json, "
-                             f"router.json)")
-        return folder / "router.pt"
+                             f"router.json; an encoder router's, encoder.safetensors, tokenizer.json, router.json)")
+        return weights_in(folder)
     return Path(args.weights) if getattr(args, "weights", None) else weights_path()
 
 

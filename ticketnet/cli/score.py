@@ -93,11 +93,11 @@ def _predict(args: argparse.Namespace) -> int:
     import torch
 
     from ticketnet._runtime.atomic import atomic_text_writer
+    from ticketnet.loading import load_router
     from ticketnet.predict import format_single, open_input, predict_stream
-    from ticketnet.router import Router
 
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
-    router = Router.load(router_weights(args))
+    router = load_router(router_weights(args))           # either kind: predict reads any router
     if args.text is not None:
         report, notes = format_single(router, args.text)
         print(report)

@@ -16,6 +16,7 @@ from ticketnet.corpus.aggregate import merge_partials, merge_tokens
 from ticketnet.corpus.manifest import ScanError
 from ticketnet.corpus.scan import check_level, done_marker, part_name, scan_partition
 from ticketnet.corpus.source import Partition, input_files, input_hash, open_source
+from ticketnet.catalog import is_encoder
 from ticketnet.paths import weights_path
 
 PARTITION_SIZE = 50_000
@@ -135,6 +136,9 @@ def run_scan(input_path: str | Path | list, out: str | Path, level: str = "full"
     check_level(level)
     out = Path(out)
     weights = Path(weights or weights_path())
+    if is_encoder(weights):
+        raise ValueError(f"{weights.parent.name}: the corpus scan reads the Tiny router's tokens and blocks; an "
+                         "encoder router's scan is not built yet (route its tickets with `predict` instead)")
     from ticketnet.router import Router
 
     router = Router.load(weights)                       # fails early on bad weights; teams and vocabulary for the merge
