@@ -194,6 +194,12 @@ if ticket is not None:
         links.link_button("Interpretation", f"interpretation?{query}", icon=":material/troubleshoot:",
                           help=f"The Interpretation page of {name} on this ticket, in a new tab.")
 
+    if compare.is_encoder(a) or compare.is_encoder(b):
+        # The side-by-side heatmaps and deletions pair the routers token by token; an encoder reads pieces.
+        st.info("One of these routers is a pretrained encoder, which reads the ticket as pieces: its heads and its "
+                "word removals are not paired token by token with another router's here. Open each router's Heads "
+                "and Interpretation pages with the buttons above.", icon=":material/info:")
+if ticket is not None and not (compare.is_encoder(a) or compare.is_encoder(b)):
     try:
         ins_a, ins_b = compare.inspection(a, ticket["text"]), compare.inspection(b, ticket["text"])
     except ValueError as exc:

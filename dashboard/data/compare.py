@@ -210,6 +210,11 @@ def _inspection(weights: str, key: tuple, text: str):
     return inspect_ticket(_router(weights, key), text)
 
 
+def is_encoder(name: str) -> bool:
+    """Whether router `name` is a pretrained encoder (it reads pieces, not the Tiny router's tokens)."""
+    return model.is_encoder(_weights(name))
+
+
 def inspection(name: str, text: str):
     """`ticketnet.lens.inspection.inspect_ticket` of the ticket by this router (its attention patterns, probabilities)."""
     model.use_server_threads()

@@ -93,3 +93,23 @@ def test_interpretation_sets_removal_beside_attention_by_word(encoder_routers):
 def test_tickets_lists_the_router_and_its_stored_predictions(encoder_routers):
     at = _open(TICKETS, encoder_routers)
     assert "Model quality" in [s.value for s in at.subheader]
+
+
+def test_compare_sets_the_shipped_encoder_beside_the_tiny_router():
+    import pandas as pd
+
+    from ticketnet.paths import weights_dir
+
+    a = pd.read_parquet(weights_dir() / "predictions" / "test.parquet")
+    b = pd.read_parquet(weights_dir() / "larkfield-minilm" / "predictions" / "test.parquet")
+    both = a.merge(b, on="ticket_id")
+    flip = both.loc[both["predicted_x"] != both["predicted_y"], "ticket_id"].iloc[0]
+    at = app_test(timeout=180, a="larkfield", b="larkfield-minilm", split="test", ticket=flip)
+    at.switch_page("../pages/compare.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [h.value for h in at.header] == ["Flips", f"{flip.replace('-', chr(92) + '-')} side by side",
+                                             "Per head, across the split"]
+    infos = " ".join(i.value for i in at.info)
+    assert "McNemar" in infos and "reads the ticket as pieces" in infos
+    assert any("different shapes" in c.value and "6 block" in c.value for c in at.caption)
