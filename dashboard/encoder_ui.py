@@ -36,7 +36,8 @@ def heads(pick, ins, teams) -> None:
     labels_by_level = {"words": ins.words, "pieces": ins.tokens}
     row_view = views.encoder_heads_row(text_key, level, len(labels_by_level[level]))
     ui.link_refusals(row_view.restore())
-    c1, c2, c3 = st.columns([0.5 * n_blocks, 2, 3], gap="medium")
+    # Layer and level on one row, the query row below: at 1,000 px three columns cut the layer buttons off.
+    c1, c2 = st.columns([3, 2], gap="medium")
     with c1:
         block = st.segmented_control("Layer", list(range(1, n_blocks + 1)), key="block", required=True,
                                      default=view.start("block"),
@@ -48,10 +49,9 @@ def heads(pick, ins, teams) -> None:
                                           "tokenizer cut the ticket into, as the model reads it.") or views.LEVELS[0]
     rows = labels_by_level[level]
     row_key = f"query_row_{text_key}_{level}"
-    with c3:
-        query_row = st.selectbox("Query row (the reading word or piece)", range(len(rows)),
-                                 format_func=ui.token_choice_labels(rows).__getitem__, key=row_key,
-                                 index=view.start_index(row_key, range(len(rows))))
+    query_row = st.selectbox("Query row (the reading word or piece)", range(len(rows)),
+                             format_func=ui.token_choice_labels(rows).__getitem__, key=row_key,
+                             index=view.start_index(row_key, range(len(rows))), width=420)
     level_view.remember()
     row_view.remember()
     patterns = ins.word_patterns() if level == "words" else ins.patterns
@@ -98,12 +98,10 @@ def interpretation(pick, ins, teams) -> None:
     predicted = int(ins.predicted)
     interp_view = views.encoder_interpretation(text_key, teams, predicted)
     ui.link_refusals(interp_view.restore())
-    t1, t2 = st.columns([2, 3], vertical_alignment="bottom")
-    target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
+    target = st.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
                           format_func=partial(narrative.team_option, teams, predicted), key=f"target_{text_key}",
-                          index=view.start_index(f"target_{text_key}", range(len(teams))))
-    with t2:
-        unit = ui.unit_toggle(teams[target], views.INTERPRETATION_UNIT)
+                          index=view.start_index(f"target_{text_key}", range(len(teams))), width=420)
+    unit = ui.unit_toggle(teams[target], views.INTERPRETATION_UNIT)
     interp_view.remember()
     try:
         we = ticket.word_effects(pick.text, target, pick.whole_thread)
@@ -123,10 +121,10 @@ def interpretation(pick, ins, teams) -> None:
         f"of {team} the most ({narrative.fmt(float(removed[top]))}); attention rollout ranks that word "
         f"{_rank_of(we.rollout, top)} of {len(we.words)}."))
     c1, c2, c3 = st.columns(3)
-    c1.metric("Kendall τ, rollout against removal", narrative.tau_text(float(tau_rollout)),
-              help="Rank agreement, over this ticket's words, of the rollout share (what attention says the "
+    c1.metric("τ, rollout vs removal", narrative.tau_text(float(tau_rollout)),
+              help="Kendall's τ: the rank agreement, over this ticket's words, of the rollout share (what attention says the "
                    "classifier reads) with what removing the word does. 1: the same order; 0: unrelated.")
-    c2.metric("Kendall τ, last layer against removal", narrative.tau_text(float(tau_last)),
+    c2.metric("τ, last layer vs removal", narrative.tau_text(float(tau_last)),
               help="The same with the last layer's attention, averaged over its heads, as the classifier reads it.")
     c3.metric(f"p({team}) of the ticket", f"{we.p_ticket:.3f}")
     frame = encoder_charts.word_frame(we.words, removed, replaced, we.rollout, we.last_layer)

@@ -320,7 +320,8 @@ def prediction_or_stop(pick: state.Pick):
 
 
 def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequence[str] | None = None) -> None:
-    """Who the ticket is, its text as plain text, and the router's prediction with all team probabilities."""
+    """Who the ticket is, its text as plain text, and the router's prediction with all team probabilities. `tokens`
+    are counted as pieces on an encoder router ([CLS] and [SEP] among them)."""
     p = [float(x) for x in probs]
     k = max(range(len(p)), key=p.__getitem__)
     left, right = st.columns([3, 2], gap="large")
@@ -328,7 +329,8 @@ def ticket_header(pick: state.Pick, probs, teams: Sequence[str], tokens: Sequenc
         st.markdown(_who(pick, detail=True))
         thread_part(pick)
         if tokens is not None:
-            st.caption(f"{narrative.count(len(tokens), 'token')} read")
+            unit = "piece" if model.is_encoder_router() else "token"
+            st.caption(f"{narrative.count(len(tokens), unit)} read")
     with right:
         verdict = ""
         if pick.team:

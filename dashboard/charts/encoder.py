@@ -24,10 +24,11 @@ def word_frame(words: Sequence[str], removed, replaced, rollout, last_layer) -> 
 
 
 def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -> alt.HConcatChart:
-    """Per word, top to bottom in ticket order: the effect of removing it and of replacing its pieces (bars coloured
-    by sign), beside its rollout share (what the attention says the classifier reads)."""
+    """Per word, top to bottom in ticket order: the effect of removing it and of replacing its pieces (a bar for
+    each, coloured by the change), beside its rollout share (what the attention says the classifier reads)."""
     labels = list(frame["word"])
-    step = _cell_step(len(labels), room=520, lo=9, hi=16)
+    # Both panels get the same height in pixels, so a word's two bars and its share sit on one line.
+    height = int(2 * _cell_step(len(labels), room=520, lo=7, hi=10) * len(labels))
     long = frame.melt(id_vars=["position", "word"], value_vars=["removed", "replaced"], var_name="change",
                       value_name="effect")
     long["change"] = long["change"].map({"removed": "removed", "replaced": f"pieces → {replacement}"})
@@ -41,11 +42,11 @@ def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -
                 axis=alt.Axis(format=value_format(scale.domain), tickCount=4)),
         color=alt.Color("change:N", legend=alt.Legend(title=None, orient="bottom")),
         tooltip=[alt.Tooltip("word:N"), alt.Tooltip("change:N"), alt.Tooltip("effect:Q", format=tip)],
-    ).properties(width=260, height=alt.Step(step))
+    ).properties(width=260, height=height)
     share = alt.Chart(frame).mark_bar(color="#16a085").encode(
         y=alt.Y("word:N", sort=labels, title=None, axis=alt.Axis(labels=False, ticks=False)),
         x=alt.X(f"{ROLLOUT}:Q", title=f"{ROLLOUT} share", axis=alt.Axis(format=".0%", tickCount=3)),
         tooltip=[alt.Tooltip("word:N"), alt.Tooltip(f"{ROLLOUT}:Q", format=".3f"),
                  alt.Tooltip("last layer:Q", format=".3f")],
-    ).properties(width=140, height=alt.Step(step))
+    ).properties(width=140, height=height)
     return alt.hconcat(effects, share, spacing=8).resolve_scale(y="independent")

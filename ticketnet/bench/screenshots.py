@@ -17,11 +17,13 @@ SHOTS = (
     ("heads.png", "heads?ticket=T-65052&block=2", "Heads", 3, 1500),
     ("interpretation.png", "interpretation?ticket=T-65052", "Interpretation", 2, 1500),
     ("encoder-heads.png", "heads?ticket=T-65052&router=larkfield-minilm&block=6", "Heads", 2, 1500),
+    ("encoder-interpretation.png", "interpretation?ticket=T-65052&router=larkfield-minilm", "Interpretation", 2, 1500),
 )
 WIDTH = 1366
 
 
-def take(out: Path = OUT, timeout: float = 180, theme: str = "light") -> list[Path]:
+def take(out: Path = OUT, timeout: float = 180, theme: str = "light", width: int = WIDTH,
+         shots: tuple = SHOTS) -> list[Path]:
     """Start `python -m dashboard`, open each of SHOTS and save it as a PNG under `out`; the written paths."""
     from playwright.sync_api import sync_playwright
 
@@ -29,15 +31,16 @@ def take(out: Path = OUT, timeout: float = 180, theme: str = "light") -> list[Pa
     port = free_port()
     url = f"http://localhost:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--server.port", str(port), "--server.headless",
-                             "true", "--theme.base", theme], cwd=ROOT, env=os.environ.copy(),
+                             "true"], cwd=ROOT, env=os.environ.copy(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     written = []
     try:
         wait_healthy(url, proc, 60)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            for name, path, heading, charts, height in SHOTS:
-                tab = browser.new_page(viewport={"width": WIDTH, "height": height})
+            for name, path, heading, charts, height in shots:
+                # The dashboard follows the browser's colour scheme, as a reader's OS setting would set it.
+                tab = browser.new_page(viewport={"width": width, "height": height}, color_scheme=theme)
                 tab.goto(f"{url}/{path}")
                 tab.get_by_role("heading", name=heading).first.wait_for(timeout=timeout * 1000)
                 tab.wait_for_function(
@@ -61,11 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ticketnet.bench.screenshots", description=__doc__)
     parser.add_argument("--out", type=Path, default=OUT, help=f"folder for the PNGs (default {OUT.relative_to(ROOT)})")
     parser.add_argument("--theme", choices=("light", "dark"), default="light")
+    parser.add_argument("--width", type=int, default=WIDTH, help=f"the window's width in px (default {WIDTH})")
+    parser.add_argument("--only", action="append", metavar="NAME", help="take only these (e.g. heads.png)")
     args = parser.parse_args(argv)
     if not CHROMIUM.is_file():
         print(f"screenshots: {CHROMIUM} not found (apt-get install -y chromium)", file=sys.stderr)
         return 1
-    for path in take(args.out, theme=args.theme):
+    shots = tuple(s for s in SHOTS if not args.only or s[0] in args.only)
+    for path in take(args.out, theme=args.theme, width=args.width, shots=shots):
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0
 
