@@ -92,7 +92,7 @@ def _rank_of(values, k: int) -> int:
 
 def interpretation(pick, ins, teams) -> None:
     """The Interpretation page on an encoder router: every word removed and replaced, beside its attention share."""
-    from scipy.stats import kendalltau
+    from scipy.stats import kendalltau, spearmanr
 
     text_key = pick.text_key
     predicted = int(ins.predicted)
@@ -115,17 +115,20 @@ def interpretation(pick, ins, teams) -> None:
     top = int(removed.argmax())
     tau_rollout = kendalltau(removed.numpy(), we.rollout.numpy()).statistic
     tau_last = kendalltau(removed.numpy(), we.last_layer.numpy()).statistic
+    rho_rollout = spearmanr(removed.numpy(), we.rollout.numpy()).statistic
     st.subheader("What mattered, word by word")
     st.markdown(md_escape(
         f"Removing {narrative.quote(we.words[top])} moves the {('probability' if unit == 'prob' else 'logit margin')} "
         f"of {team} the most ({narrative.fmt(float(removed[top]))}); attention rollout ranks that word "
         f"{_rank_of(we.rollout, top)} of {len(we.words)}."))
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c4, c3 = st.columns(4)
     c1.metric("τ, rollout vs removal", narrative.tau_text(float(tau_rollout)),
               help="Kendall's τ: the rank agreement, over this ticket's words, of the rollout share (what attention says the "
                    "classifier reads) with what removing the word does. 1: the same order; 0: unrelated.")
     c2.metric("τ, last layer vs removal", narrative.tau_text(float(tau_last)),
               help="The same with the last layer's attention, averaged over its heads, as the classifier reads it.")
+    c4.metric("ρ, rollout vs removal", narrative.tau_text(float(rho_rollout)),
+              help="Spearman's ρ of the same two rankings: the correlation of their ranks.")
     c3.metric(f"p({team}) of the ticket", f"{we.p_ticket:.3f}")
     frame = encoder_charts.word_frame(we.words, removed, replaced, we.rollout, we.last_layer)
     ui.chart(encoder_charts.word_effects_chart, frame, unit_title, we.replacement)

@@ -80,7 +80,7 @@ def test_interpretation_sets_removal_beside_attention_by_word(encoder_routers):
     at = _open(INTERPRETATION, encoder_routers)
     assert [s.value for s in at.subheader] == ["What mattered, word by word"]
     labels = [m.label for m in at.metric]
-    assert "τ, rollout vs removal" in labels and "τ, last layer vs removal" in labels
+    assert {"τ, rollout vs removal", "τ, last layer vs removal", "ρ, rollout vs removal"} <= set(labels)
     table = at.dataframe[0].value
     assert list(table.columns) == ["word", "removed", "replaced", "rollout", "last layer"]
     assert "[CLS]" not in " ".join(table["word"]) and table["word"][0].startswith("0:")
