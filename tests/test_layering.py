@@ -35,7 +35,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus",
                "policy", "catalog"},
     "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
-                "corpus", "compare", "loading"},
+                "corpus", "compare", "loading", "catalog"},
     "ticketmap": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "ticketmap"},
     "labels": {"_runtime", "paths", "data", "nn", "card", "router", "metrics", "baseline", "train", "predictions",
                "interpret", "corpus", "labels", "training"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ticketnet.card import RouterCard, load_card
-from ticketnet.catalog import CLASSIFIER_WEIGHTS, is_encoder, weights_in
+from ticketnet.catalog import CLASSIFIER_WEIGHTS, is_encoder
 
 
 def load_router(weights: str | Path):
@@ -33,7 +33,3 @@ def load_any_card(weights: str | Path) -> RouterCard:
         return load_encoder_card(weights.parent)
     return load_card(weights)
 
-
-def weights_of(folder: str | Path) -> Path:
-    """The weights file of a router folder (`catalog.weights_in`)."""
-    return weights_in(Path(folder))

@@ -115,13 +115,17 @@ HANDWRITTEN = ("handwritten_dev", "handwritten")
 def encode_rows(rows: list[dict], vocab: Vocab, max_len: int,
                 teams: Sequence[str]) -> tuple[list[list[int]], torch.Tensor]:
     """Token ids (truncated to `max_len`) and team indices in the order of `teams`."""
-    index = {t: i for i, t in enumerate(teams)}
     seqs = [vocab.encode(split_thread(r["text"]).new)[:max_len] for r in rows]
+    return seqs, team_indices(rows, teams)
+
+
+def team_indices(rows: list[dict], teams: Sequence[str]) -> torch.Tensor:
+    """Each row's team as its index in `teams`; DataError naming a team that is not one of them."""
+    index = {t: i for i, t in enumerate(teams)}
     try:
-        labels = torch.tensor([index[r["team"]] for r in rows], dtype=torch.long)
+        return torch.tensor([index[r["team"]] for r in rows], dtype=torch.long)
     except KeyError as exc:
         raise DataError(f"team {exc.args[0]!r} is not one of the router's teams ({team_list(teams)})") from None
-    return seqs, labels
 
 
 def length_batches(seqs: list[list[int]], batch_size: int, rng: random.Random) -> list[list[int]]:

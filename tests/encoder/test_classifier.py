@@ -47,7 +47,8 @@ def test_labels_that_name_no_team_are_refused_with_the_way_out(classifier_folder
         load_any_card(catalog.weights_in(classifier_folder))
     from ticketnet.encoder.router import EncoderRouter
 
-    with pytest.raises(WeightsError, match="give their names in order with --teams"):
+    with pytest.raises(WeightsError, match=r"names its teams only LABEL_0 … LABEL_2; write the team names into "
+                                           r"config.json's id2label \(in code: EncoderRouter.load\(folder, teams="):
         EncoderRouter.load(classifier_folder)
     router = EncoderRouter.load(classifier_folder, teams=["a", "b", "c"])
     assert router.teams == ("a", "b", "c")

@@ -11,7 +11,8 @@ from safetensors.torch import load_file
 from ticketnet.__main__ import main
 from ticketnet.encoder import parity
 from ticketnet.encoder.finetune import EncoderRecipe, fine_tune
-from ticketnet.encoder.router import EncoderRouter, is_encoder_folder
+from ticketnet.catalog import is_encoder, is_router_folder, weights_in
+from ticketnet.encoder.router import EncoderRouter
 from ticketnet.predictions import read_predictions
 from tests.encoder.conftest import write_splits
 
@@ -48,7 +49,7 @@ def test_only_what_changed_is_stored(tuned, small_base):
 
 def test_the_router_reloads_and_routes_as_its_stored_predictions(tuned):
     data, out, card = tuned
-    assert is_encoder_folder(out)
+    assert is_router_folder(out) and is_encoder(weights_in(out))
     router = EncoderRouter.load(out)
     table = read_predictions(out / "encoder.safetensors", "test", data / "test.csv")
     assert table is not None and len(table) == 40

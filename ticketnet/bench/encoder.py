@@ -21,11 +21,6 @@ def _rss_mb() -> float:
     return status_kb(os.getpid(), "VmRSS") / 1024
 
 
-def words_text(rows: list[dict], words: int) -> str:
-    """A real ticket's words cut (or repeated) to exactly `words` tokens, as the Tiny cases cut theirs."""
-    return ticket_of_length(rows, words)
-
-
 def encoder_speed(folder: Path, valid: list[dict], test: list[dict], repeats: int = 7) -> dict:
     """Load the encoder router in `folder` (its RSS growth), then time routing the test split, one ticket's
     inspection and every word of a 40-word ticket removed and replaced, against one plain forward of the ticket."""
@@ -47,9 +42,9 @@ def encoder_speed(folder: Path, valid: list[dict], test: list[dict], repeats: in
     t0 = time.perf_counter()
     router.predict_encoded(encoded)
     predict_s = time.perf_counter() - t0
-    text = words_text(valid, 40)
+    text = ticket_of_length(valid, 40)          # 40 tokens of a real ticket, as the Tiny cases cut theirs
     ins = inspect_ticket(router, text)
-    groups = [g for g in ins.groups if ins.encoded.word_ids[g[0]] is not None]
+    groups = ins.encoded.word_pieces
     v_ids, v_pad = variants(ins.encoded.ids, groups, "removed", None, router.config.pad_id)
 
     def removal_only():

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ticketnet.loading import load_any_card, weights_of
+from ticketnet.catalog import weights_in
+from ticketnet.loading import load_any_card
 from ticketnet.data.tickets import load_split
 from ticketnet.paths import router_data
 from ticketnet.predictions import FOLDER, MANIFEST, key_hashes, read_predictions, routed_table
@@ -23,7 +24,7 @@ def router_weights(router_dir: Path) -> Path:
     router_dir = Path(router_dir)
     if not router_dir.is_dir():
         raise ValueError(f"{router_dir}: not a folder (a router folder holds router.pt, vocab.json, router.json)")
-    weights = weights_of(router_dir)
+    weights = weights_in(router_dir)
     load_any_card(weights)                                  # WeightsError (a ValueError) names the missing file
     return weights
 

@@ -72,18 +72,6 @@ class EncoderCard:
                           len(enc.word_pieces), enc.unknown, threshold, rule, reason)
 
 
-def read_tokenizer(path: Path):
-    from tokenizers import Tokenizer
-
-    try:
-        tok = Tokenizer.from_file(str(path))
-    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception for a malformed file
-        raise WeightsError(f"{path}: not a readable tokenizer ({str(exc)[:160]})") from None
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
-
-
 def load_encoder_card(folder: str | Path) -> EncoderCard:
     """The card of a fine-tuned encoder router folder: router.json and tokenizer.json; raises WeightsError."""
     folder = Path(folder)
@@ -100,21 +88,18 @@ def load_encoder_card(folder: str | Path) -> EncoderCard:
         raise WeightsError(f"{folder / CARD}: not an encoder router's card ({exc})") from None
     if not teams or not all(isinstance(t, str) and t for t in teams) or len(set(teams)) != len(teams):
         raise WeightsError(f"{folder / CARD}: its teams are not distinct names")
-    return EncoderCard(read_tokenizer(folder / TOKENIZER), teams, meta)
+    from ticketnet.encoder.files import load_tokenizer
+
+    return EncoderCard(load_tokenizer(folder, int(meta.get("config", {}).get("vocab_size", 0))), teams, meta)
 
 
 def load_classifier_card(folder: str | Path) -> EncoderCard:
-    """The card of a team's saved classifier: its teams from config.json's id2label, its tokenizer; WeightsError
-    where the labels are only LABEL_k (name them with --teams on the command line)."""
-    from ticketnet.encoder.files import load_tokenizer, read_folder
+    """The card of a team's saved classifier: its teams from config.json's id2label (`classifier_teams`), its
+    tokenizer; WeightsError (an EncoderError) otherwise."""
+    from ticketnet.encoder.files import classifier_teams, load_tokenizer, read_folder
 
     found = read_folder(folder)
-    if not found.classifier:
-        raise WeightsError(f"{folder}: {found.architecture} is a base encoder with no team head; fine-tune it with "
-                           "`python -m ticketnet train --encoder FOLDER`")
-    if found.generic_labels:
-        raise WeightsError(f"{folder}: its config names its teams only LABEL_0 … LABEL_{len(found.labels) - 1}; "
-                           "write the team names into config.json's id2label")
+    labels = classifier_teams(found)
     vocab = found.config.get("vocab_size", 0)
-    meta = {"kind": KIND, "source": "classifier", "folder": str(folder), "teams": found.labels}
-    return EncoderCard(load_tokenizer(Path(folder), vocab), tuple(found.labels), meta)
+    meta = {"kind": KIND, "source": "classifier", "folder": str(folder), "teams": labels}
+    return EncoderCard(load_tokenizer(Path(folder), vocab), tuple(labels), meta)

@@ -106,6 +106,24 @@ class EncoderFolder:
         return bool(self.labels) and all(lab == f"LABEL_{i}" for i, lab in enumerate(self.labels))
 
 
+def classifier_teams(found: EncoderFolder, teams: list[str] | None = None) -> list[str]:
+    """A classifier folder's teams, in label order: `teams` where given (one per label), else id2label's; EncoderError
+    for a base encoder, labels that are only LABEL_k, or names that repeat."""
+    if not found.classifier:
+        raise EncoderError(f"{found.path}: {found.architecture} is a base encoder with no team head; fine-tune it "
+                           "with `python -m ticketnet train --data EXPORT --encoder PATH --out routers/NAME`")
+    if teams and len(teams) != len(found.labels):
+        raise EncoderError(f"{len(teams)} team names were given but the classifier has {len(found.labels)} labels")
+    if found.generic_labels and not teams:
+        raise EncoderError(f"{found.path}: its config names its teams only LABEL_0 … LABEL_{len(found.labels) - 1}; "
+                           "write the team names into config.json's id2label (in code: EncoderRouter.load(folder, "
+                           "teams=[...]), in label order)")
+    labels = list(teams) if teams else found.labels
+    if len(set(labels)) != len(labels) or not all(labels):
+        raise EncoderError(f"{found.path}: id2label must name distinct, non-empty teams")
+    return labels
+
+
 def read_folder(path: str | Path) -> EncoderFolder:
     """Check a model folder's config.json and weights' format; EncoderError with one readable sentence otherwise."""
     path = Path(path).expanduser()

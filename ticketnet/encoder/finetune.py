@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from ticketnet._runtime.atomic import staged_folder, write_atomic
 from ticketnet._runtime.hashing import file_sha256
 from ticketnet.baseline import fit_baseline
-from ticketnet.data.tickets import DataError, team_list
+from ticketnet.data.tickets import DataError
 from ticketnet.encoder import files
 from ticketnet.encoder.model import EncoderModel
 from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded
@@ -30,7 +30,7 @@ from ticketnet.nn.attention import padding_mask
 from ticketnet.nn.batching import length_chunks
 from ticketnet.predictions import write_predictions
 from ticketnet.train import ROUTER_MARKER, load_splits
-from ticketnet.training import confidence_floor, epoch_score, evaluate_probs, length_batches
+from ticketnet.training import confidence_floor, epoch_score, evaluate_probs, length_batches, team_indices
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ def stratified_rows(rows: list[dict], n: int, seed: int) -> list[dict]:
     return [rows[i] for i in sorted(keep)]
 
 
-def trainable(model: EncoderModel, k: int | None) -> list[str]:
-    """Freeze all but the top k blocks and the head; the names of the tensors that will change."""
+def trainable(model: EncoderModel, k: int | None) -> None:
+    """Freeze all but the top k blocks and the head (the embeddings train too when every block does)."""
     n = len(model.blocks)
     first = 0 if k is None or k >= n else n - k
     model.requires_grad_(False)
@@ -99,7 +99,6 @@ def trainable(model: EncoderModel, k: int | None) -> list[str]:
     for block in model.blocks[first:]:
         block.requires_grad_(True)
     model.head.requires_grad_(True)
-    return [name for name, p in model.named_parameters() if p.requires_grad]
 
 
 class Progress:
@@ -125,23 +124,6 @@ class Progress:
         if self.tty:
             print(file=sys.stderr)
         self.log(f"{message} (about {self.left()} left)")
-
-
-def _labels(rows: list[dict], teams: tuple[str, ...]) -> torch.Tensor:
-    index = {t: i for i, t in enumerate(teams)}
-    try:
-        return torch.tensor([index[r["team"]] for r in rows], dtype=torch.long)
-    except KeyError as exc:
-        raise DataError(f"team {exc.args[0]!r} is not one of the router's teams ({team_list(teams)})") from None
-
-
-def _logits(router: EncoderRouter, encoded: list[PieceEncoded]) -> torch.Tensor:
-    router.model.eval()
-    with torch.inference_mode():
-        out = torch.empty(len(encoded), len(router.teams))
-        for idx in length_chunks([len(e.ids) for e in encoded], 64, max_tokens=4096):
-            out[idx] = router.model(*router.batch([encoded[i] for i in idx]))
-    return out
 
 
 def fine_tune(data: Path, out: Path, recipe: EncoderRecipe = EncoderRecipe(), log: Callable[[str], None] = print,
@@ -248,13 +230,13 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
     base_folder = Path(base.pop("folder"))
     model, max_pieces = router.model, router.max_len
     encoded = [router.encode(r["text"]) for r in train_rows]
-    labels = _labels(train_rows, teams)
+    labels = team_indices(train_rows, teams)
     valid = [router.encode(r["text"]) for r in evaluated["valid"]]
-    valid_labels = _labels(evaluated["valid"], teams)
+    valid_labels = team_indices(evaluated["valid"], teams)
     dev = None
     if "handwritten_dev" in evaluated:
         dev = ([router.encode(r["text"]) for r in evaluated["handwritten_dev"]],
-               _labels(evaluated["handwritten_dev"], teams))
+               team_indices(evaluated["handwritten_dev"], teams))
     truncated = sum(e.truncated for e in encoded)
     log(f"{len(train_rows):,} training tickets, {len(teams)} teams; {base['name']} ({model.config.n_blocks} blocks × "
         f"{model.config.h} heads), training the top {model.config.n_blocks - first} blocks and a mean-pooled "
@@ -263,8 +245,8 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
 
     def score_epoch() -> tuple[float, dict]:
         """The epoch rule of the Tiny router: valid, with the hand-written development set where there is one."""
-        valid_acc = _logits(router, valid).argmax(1).eq(valid_labels).double().mean().item()
-        dev_acc = None if dev is None else _logits(router, dev[0]).argmax(1).eq(dev[1]).double().mean().item()
+        valid_acc = router.logits(valid).argmax(1).eq(valid_labels).double().mean().item()
+        dev_acc = None if dev is None else router.logits(dev[0]).argmax(1).eq(dev[1]).double().mean().item()
         return epoch_score(valid_acc, dev_acc, recipe.dev_weight)
 
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -277,7 +259,7 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
     model.eval()
     router.model = model
 
-    valid_logits = _logits(router, valid)
+    valid_logits = router.logits(valid)
     temperature = fit_temperature(valid_logits, valid_labels)
     with torch.no_grad():
         model.head.out.weight.div_(temperature)
@@ -303,7 +285,7 @@ def _fine_tune(data: Path, out: Path, recipe: EncoderRecipe, log: Callable[[str]
     log("fitting the TF-IDF + logistic regression baseline on the same splits")
     baseline = fit_baseline(train_rows, evaluated["valid"], teams, evaluated, seed=recipe.seed)
     metrics = {name: evaluate_probs(router.predict_encoded([router.encode(r["text"]) for r in rows]),
-                                    _labels(rows, teams), rows, teams) for name, rows in evaluated.items()}
+                                    team_indices(rows, teams), rows, teams) for name, rows in evaluated.items()}
     card = {
         "kind": KIND,
         "base": base,

@@ -27,10 +27,6 @@ class PieceEncoded:
         return self.n_total > len(self.ids)
 
     @property
-    def special(self) -> list[bool]:
-        return [w is None for w in self.word_ids]
-
-    @property
     def word_pieces(self) -> list[list[int]]:
         """The piece positions of each word, in order: words[k] is read from pieces word_pieces[k]."""
         groups: dict[int, list[int]] = {}
@@ -82,14 +78,3 @@ def encode_pieces(tokenizer, text: str, max_pieces: int, whole_thread: bool = Fa
     return PieceEncoded(read, list(enc.tokens), list(enc.ids), word_ids, [tuple(o) for o in enc.offsets],
                         n_real + specials, unknown, len(text) - len(read))
 
-
-def words_matrix(encoded: PieceEncoded):
-    """(words, pieces) matrix W with W[k, i] = 1 where piece i belongs to word k: a piece-level (n, n) map A becomes
-    word level as rows mean and columns sum, (W / |word|) A Wᵀ, so a word's row still sums to 1."""
-    import torch
-
-    groups = encoded.word_pieces
-    W = torch.zeros(len(groups), len(encoded.ids))
-    for k, g in enumerate(groups):
-        W[k, g] = 1.0
-    return W

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ticketnet.encoder.inspection import EncoderInspection, word_groups
+from ticketnet.encoder.inspection import EncoderInspection
 from ticketnet.encoder.model import run_with_cache
+from ticketnet.nn.transformer import pad_batch
 
 KINDS = ("removed", "replaced")
 
@@ -41,19 +42,12 @@ def variants(ids: list[int], groups: list[list[int]], kind: str, replacement: in
              ) -> tuple[Tensor, Tensor]:
     """One padded row per word: the ticket without that word's pieces ("removed"), or with each of them replaced
     ("replaced"); (W, n) ids and is_pad."""
-    n = len(ids)
-    rows, lengths = [], []
+    rows = []
     for g in groups:
-        if kind == "removed":
-            row = [t for i, t in enumerate(ids) if i not in set(g)]
-        else:
-            row = [replacement if i in set(g) else t for i, t in enumerate(ids)]
-        rows.append(row)
-        lengths.append(len(row))
-    out = torch.full((len(rows), n), pad_id, dtype=torch.long)
-    for r, row in enumerate(rows):
-        out[r, :len(row)] = torch.tensor(row)
-    return out, torch.arange(n)[None, :] >= torch.tensor(lengths)[:, None]
+        word = set(g)
+        rows.append([t for i, t in enumerate(ids) if i not in word] if kind == "removed"
+                    else [replacement if i in word else t for i, t in enumerate(ids)])
+    return pad_batch(rows, pad_to=len(ids), pad_id=pad_id)
 
 
 def rollout(patterns: Tensor) -> Tensor:
@@ -74,10 +68,9 @@ def word_effects(router, ins: EncoderInspection, target: int | None = None, batc
     mean-pooled router), per word."""
     enc = ins.encoded
     target = ins.predicted if target is None else int(target)
-    groups = [g for g in word_groups(enc) if enc.word_ids[g[0]] is not None]
+    groups, words = enc.word_pieces, enc.words
     if not groups:
         raise ValueError("the ticket has no word to take out")
-    words = [enc.text[enc.offsets[g[0]][0]:enc.offsets[g[-1]][1]] for g in groups]
     ids, is_pad = router.batch([enc])
     logits, _ = run_with_cache(router.model, ids, is_pad)
     p_ticket = torch.softmax(logits, -1)[0, target]

@@ -17,19 +17,9 @@ from ticketnet.encoder.card import CARD, KIND, TOKENIZER, WEIGHTS, EncoderCard
 from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded
 from ticketnet.encoder.weights import build
 from ticketnet.nn.batching import length_chunks
+from ticketnet.nn.transformer import pad_batch
 
 OOD_PREFIX = "ood."                   # the pooled space's team means and precision, stored beside the weights
-
-
-def is_encoder_folder(folder: Path) -> bool:
-    """A fine-tuned encoder router (router.json of kind "encoder") or a team's saved classifier (config.json)."""
-    folder = Path(folder)
-    if (folder / CARD).is_file():
-        try:
-            return json.loads((folder / CARD).read_text(encoding="utf-8")).get("kind") == KIND
-        except (OSError, ValueError, AttributeError):
-            return False
-    return (folder / "config.json").is_file()
 
 
 @dataclass
@@ -66,12 +56,7 @@ class EncoderRouter:
         return self.card.encode(text)
 
     def batch(self, encoded: list[PieceEncoded]) -> tuple[Tensor, Tensor]:
-        n = max(len(e.ids) for e in encoded)
-        ids = torch.full((len(encoded), n), self.config.pad_id, dtype=torch.long)
-        for i, e in enumerate(encoded):
-            ids[i, :len(e.ids)] = torch.tensor(e.ids)
-        lengths = torch.tensor([len(e.ids) for e in encoded])
-        return ids, torch.arange(n)[None, :] >= lengths[:, None]
+        return pad_batch([e.ids for e in encoded], pad_id=self.config.pad_id)
 
     @property
     def temperature(self) -> float:
@@ -82,24 +67,30 @@ class EncoderRouter:
         return torch.softmax(self.model(ids, is_pad), dim=-1)
 
     @torch.inference_mode()
-    def predict_encoded(self, encoded: list[PieceEncoded], batch_size: int = 64, workers: int = 1) -> Tensor:
-        """Probabilities (len(encoded), teams), in length-sorted batches of at most 4,096 padded pieces."""
-        out = torch.empty(len(encoded), len(self.teams))
+    def _batched(self, encoded: list[PieceEncoded], width: int, run, batch_size: int = 64) -> Tensor:
+        """`run(ids, is_pad)` (B, width) over length-sorted batches of at most 4,096 padded pieces, in input order."""
+        out = torch.empty(len(encoded), width)
         for idx in length_chunks([len(e.ids) for e in encoded], batch_size, max_tokens=4096):
-            out[idx] = self.probabilities(*self.batch([encoded[i] for i in idx]))
+            out[idx] = run(*self.batch([encoded[i] for i in idx]))
         return out
+
+    def logits(self, encoded: list[PieceEncoded], batch_size: int = 64) -> Tensor:
+        """Team logits (len(encoded), teams), calibrated where the temperature is folded in."""
+        return self._batched(encoded, len(self.teams), self.model, batch_size)
+
+    def predict_encoded(self, encoded: list[PieceEncoded], batch_size: int = 64, workers: int = 1) -> Tensor:
+        """Probabilities (len(encoded), teams)."""
+        return self._batched(encoded, len(self.teams), self.probabilities, batch_size)
 
     def predict_texts(self, texts: list[str], batch_size: int = 64) -> Tensor:
         return self.predict_encoded([self.encode(t) for t in texts], batch_size)
 
-    @torch.inference_mode()
     def pooled(self, encoded: list[PieceEncoded], batch_size: int = 64) -> Tensor:
         """The vector the classifier reads, per ticket (len(encoded), d)."""
-        out = torch.empty(len(encoded), self.config.d)
-        for idx in length_chunks([len(e.ids) for e in encoded], batch_size, max_tokens=4096):
-            ids, is_pad = self.batch([encoded[i] for i in idx])
-            out[idx] = self.model.head.pool(self.model.encode(self.model.embed(ids, is_pad), is_pad), is_pad)
-        return out
+        m = self.model
+        return self._batched(encoded, self.config.d,
+                             lambda ids, is_pad: m.head.pool(m.encode(m.embed(ids, is_pad), is_pad), is_pad),
+                             batch_size)
 
     def distance(self, pooled: Tensor) -> Tensor:
         """Mahalanobis distance of pooled vectors (B, d) to the nearest team mean of the training tickets (B,)."""
@@ -130,17 +121,7 @@ class EncoderRouter:
         if (folder / CARD).is_file():
             return cls._load_fine_tune(folder)
         found = files.read_folder(folder)
-        if not found.classifier:
-            raise EncoderError(f"{folder}: {found.architecture} is a base encoder with no team head; fine-tune it "
-                               "with `python -m ticketnet train --data EXPORT --encoder PATH --out routers/NAME`")
-        labels = list(teams) if teams else found.labels
-        if teams and len(teams) != len(found.labels):
-            raise EncoderError(f"--teams names {len(teams)} teams but the classifier has {len(found.labels)}")
-        if found.generic_labels and not teams:
-            raise EncoderError(f"{folder}: its config names its teams only LABEL_0 … LABEL_{len(labels) - 1}; "
-                               "give their names in order with --teams A,B,...")
-        if len(set(labels)) != len(labels) or not all(labels):
-            raise EncoderError(f"{folder}: id2label must name distinct, non-empty teams")
+        labels = files.classifier_teams(found, teams)
         model = build(found, files.load_state(folder))
         tok = files.load_tokenizer(folder, model.config.vocab_size)
         meta = {"kind": KIND, "source": "classifier", "folder": str(folder), "architecture": found.architecture,

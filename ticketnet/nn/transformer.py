@@ -102,10 +102,10 @@ class TinyTransformer(nn.Module):
         return self.forward_embeddings(self.embeddings(ids), is_pad)
 
 
-def pad_batch(seqs: list[list[int]], pad_to: int | None = None) -> tuple[Tensor, Tensor]:
-    """Right-pad id lists into ids (B, n) and a boolean is_pad (B, n)."""
+def pad_batch(seqs: list[list[int]], pad_to: int | None = None, pad_id: int = PAD_ID) -> tuple[Tensor, Tensor]:
+    """Right-pad id lists into ids (B, n) and a boolean is_pad (B, n), with `pad_id` (an encoder's own) in the gaps."""
     n = max([len(s) for s in seqs] + [pad_to or 0])
-    ids = torch.full((len(seqs), n), PAD_ID, dtype=torch.long)
+    ids = torch.full((len(seqs), n), pad_id, dtype=torch.long)
     for i, s in enumerate(seqs):
         ids[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
     lengths = torch.tensor([len(s) for s in seqs])
