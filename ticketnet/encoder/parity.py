@@ -12,9 +12,8 @@ from ticketnet.lens.parity import ParityRow
 TOLERANCE = 1e-5   # float32 through six post-norm layers; measured below 4e-6 on MiniLM and the small models
 
 
-def reference_model(folder: EncoderFolder, overrides: dict[str, Tensor] | None = None):
-    """transformers' own model of the folder with eager attention (a base model where the router pools by mean);
-    `overrides` are tensors by transformers' names that replace the stored ones (a fine-tune's changed weights)."""
+def reference_model(folder: EncoderFolder):
+    """transformers' own model of the folder with eager attention (a base model where the router pools by mean)."""
     set_offline()
     from transformers import AutoModel, AutoModelForSequenceClassification
     from transformers.utils import logging
@@ -24,8 +23,6 @@ def reference_model(folder: EncoderFolder, overrides: dict[str, Tensor] | None =
     cls = AutoModelForSequenceClassification if folder.classifier else AutoModel
     model = cls.from_pretrained(str(folder.path), local_files_only=True, trust_remote_code=False,
                                 attn_implementation="eager", use_safetensors=True)
-    if overrides:
-        model.load_state_dict(overrides, strict=False)
     return model.eval()
 
 
@@ -59,25 +56,15 @@ def parity_rows(model: EncoderModel, reference, ids: Tensor, is_pad: Tensor, cas
 def fine_tune_reference(router):
     """transformers' base model of a fine-tuned router with the router's changed tensors put back under
     transformers' own names: the reference its from-scratch forward is checked against."""
-    from safetensors import safe_open
-
     from ticketnet.encoder import files, weights
 
     source, _ = files.resolve(router.meta["base"]["encoder"])
-    folder = files.read_folder(source)
-    with safe_open(str(source / "model.safetensors"), "pt") as f:
-        keys = list(f.keys())
-    ours = {mine: key for key, mine in weights.names(keys, router.config, with_head=False).items()}
+    reference = reference_model(files.read_folder(source))
+    theirs = reference.state_dict()
     state = router.model.state_dict()
-    reference = reference_model(folder)
-    theirs = dict(reference.named_parameters())
-    prefix = next((p for p in ("bert.", "roberta.", "electra.", "distilbert.") if next(iter(theirs)).startswith(p)), "")
-    overrides = {}
-    for mine, key in ours.items():
-        name = key if key in theirs else prefix + key.removeprefix(weights.PREFIX[router.config.family])
-        if name in theirs:
-            overrides[name] = state[mine]
-    reference.load_state_dict(overrides, strict=False)
+    # The same renaming that loaded the base, read from transformers' own names: each of its tensors -> ours.
+    ours = weights.names(list(theirs), router.config, with_head=False)
+    reference.load_state_dict({key: state[mine] for key, mine in ours.items()}, strict=False)
     return reference
 
 
