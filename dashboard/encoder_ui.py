@@ -54,8 +54,7 @@ def heads(pick, ins, teams) -> None:
                              index=view.start_index(row_key, range(len(rows))), width=420)
     level_view.remember()
     row_view.remember()
-    patterns = ins.word_patterns() if level == "words" else ins.patterns
-    W = patterns[block - 1]                                              # (h, rows, rows)
+    W = ins.word_patterns(block - 1) if level == "words" else ins.patterns[block - 1]   # (h, rows, rows)
     n = len(rows)
     if n <= GRID_MAX_ROWS:
         st.subheader(f"Layer {block}: its {n_heads} heads")

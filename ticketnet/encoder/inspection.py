@@ -46,10 +46,10 @@ class EncoderInspection:
         return [enc.tokens[g[0]] if enc.word_ids[g[0]] is None
                 else enc.text[enc.offsets[g[0]][0]:enc.offsets[g[-1]][1]] for g in self.groups]
 
-    def word_patterns(self) -> Tensor:
-        """(n_blocks, h, words, words): a word's row is the mean of its pieces' rows, its column the sum of their
-        columns, so every row still sums to 1."""
-        return to_words(self.patterns, self.groups)
+    def word_patterns(self, block: int | None = None) -> Tensor:
+        """(n_blocks, h, words, words), or one block's (h, words, words): a word's row is the mean of its pieces'
+        rows, its column the sum of their columns, so every row still sums to 1."""
+        return to_words(self.patterns if block is None else self.patterns[block], self.groups)
 
 
 def word_groups(encoded: PieceEncoded) -> list[list[int]]:
