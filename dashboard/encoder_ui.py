@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from dashboard import narrative, ui, view, views
-from functools import partial
-
 from dashboard.charts import attention as charts
 from dashboard.charts import encoder as encoder_charts
+from dashboard.charts import interpretation as interp_charts
 from dashboard.charts import raster
 from dashboard.data import model, ticket
 from dashboard.text import md_escape
+from ticketnet.interpret.words import SHAPLEY_SAMPLES
 
 GRID_MAX_ROWS = 64         # up to this many rows (words or pieces) every head of a layer is drawn; beyond, one head
 GRID_WIDTH_PX = 700        # the grid's width: the main column of a 1,000 px window beside the sidebar
@@ -90,46 +92,59 @@ def _rank_of(values, k: int) -> int:
 
 
 def interpretation(pick, ins, teams) -> None:
-    """The Interpretation page on an encoder router: every word removed and replaced, beside its attention share."""
-    from scipy.stats import kendalltau, spearmanr
+    """The Interpretation page on an encoder router: every word removed and replaced, beside its attention share and
+    its integrated gradients; then which signal to trust (agreement, ERASER, evidence) and the phrases."""
+    from ticketnet.interpret import PHRASE_RULE, signals
 
     text_key = pick.text_key
     predicted = int(ins.predicted)
     interp_view = views.encoder_interpretation(text_key, teams, predicted)
     ui.link_refusals(interp_view.restore())
-    target = st.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
+    t1, t2 = st.columns([2, 3], vertical_alignment="bottom")
+    target = t1.selectbox("Target team (whose probability the effects follow)", range(len(teams)),
                           format_func=partial(narrative.team_option, teams, predicted), key=f"target_{text_key}",
-                          index=view.start_index(f"target_{text_key}", range(len(teams))), width=420)
+                          index=view.start_index(f"target_{text_key}", range(len(teams))))
+    with t2:
+        with_phrases = ui.phrase_signals_toggle()
     unit = ui.unit_toggle(teams[target], views.INTERPRETATION_UNIT)
     interp_view.remember()
     try:
-        we = ticket.word_effects(pick.text, target, pick.whole_thread)
+        ex = ticket.word_explanation(pick.text, target, pick.evidence, pick.whole_thread, with_phrases)
     except ValueError as exc:
         ui.cannot_route(exc)
+    we, ig = ex.effects, ex.ig
     team = teams[target]
     removed = we.removed if unit == "prob" else we.removed_logit
     replaced = we.replaced if unit == "prob" else we.replaced_logit
     unit_title = (f"p({team}) with − without the word" if unit == "prob"
                   else f"logit margin of {team}: with − without")
     top = int(removed.argmax())
-    tau_rollout = kendalltau(removed.numpy(), we.rollout.numpy()).statistic
-    tau_last = kendalltau(removed.numpy(), we.last_layer.numpy()).statistic
-    rho_rollout = spearmanr(removed.numpy(), we.rollout.numpy()).statistic
+    agree = ex.agreement.set_index(signals.SIGNAL)
     st.subheader("What mattered, word by word")
     st.markdown(md_escape(
         f"Removing {narrative.quote(we.words[top])} moves the {('probability' if unit == 'prob' else 'logit margin')} "
         f"of {team} the most ({narrative.fmt(float(removed[top]))}); attention rollout ranks that word "
-        f"{_rank_of(we.rollout, top)} of {len(we.words)}."))
-    c1, c2, c4, c3 = st.columns(4)
-    c1.metric("τ, rollout vs removal", narrative.tau_text(float(tau_rollout)),
-              help="Kendall's τ: the rank agreement, over this ticket's words, of the rollout share (what attention says the "
-                   "classifier reads) with what removing the word does. 1: the same order; 0: unrelated.")
-    c2.metric("τ, last layer vs removal", narrative.tau_text(float(tau_last)),
-              help="The same with the last layer's attention, averaged over its heads, as the classifier reads it.")
-    c4.metric("ρ, rollout vs removal", narrative.tau_text(float(rho_rollout)),
-              help="Spearman's ρ of the same two rankings: the correlation of their ranks.")
-    c3.metric(f"p({team}) of the ticket", f"{we.p_ticket:.3f}")
-    frame = encoder_charts.word_frame(we.words, removed, replaced, we.rollout, we.last_layer)
+        f"{_rank_of(we.rollout, top)} of {len(we.words)} and integrated gradients ranks it "
+        f"{_rank_of(ex.signals[signals.INTEGRATED_GRADIENTS.name], top)}."))
+    metrics = st.container(horizontal=True, gap="medium")
+    for name, label, help_text in (
+            (signals.ROLLOUT.name, "τ, rollout vs removal",
+             ("Kendall's τ: the rank agreement, over this ticket's words, of the rollout share (what attention says "
+              "the classifier reads) with what removing the word does. 1: the same order; 0: unrelated.")),
+            (signals.LAST_LAYER.name, "τ, last layer vs removal",
+             "The same with the last layer's attention, averaged over its heads, as the classifier reads it."),
+            (signals.INTEGRATED_GRADIENTS.name, "τ, gradients vs removal",
+             "The same with integrated gradients, summed over each word's pieces.")):
+        if len(agree) and name in agree.index:
+            metrics.metric(label, narrative.tau_text(float(agree.loc[name, signals.KENDALL_TAU])), help=help_text,
+                           width="content")
+    if len(agree) and signals.ROLLOUT.name in agree.index:
+        metrics.metric("ρ, rollout vs removal", narrative.tau_text(float(agree.loc[signals.ROLLOUT.name,
+                                                                                  signals.SPEARMAN])),
+                       help="Spearman's ρ of the same two rankings: the correlation of their ranks.", width="content")
+    metrics.metric(f"p({team}) of the ticket", f"{we.p_ticket:.3f}", width="content")
+    frame = encoder_charts.word_frame(we.words, removed, replaced, we.rollout, we.last_layer,
+                                      ex.signals[signals.INTEGRATED_GRADIENTS.name])
     ui.chart(encoder_charts.word_effects_chart, frame, unit_title, we.replacement)
     st.caption(f"Removed: the word's pieces taken out of the ticket, which closes up. Replaced: each of its pieces "
                f"read as {we.replacement} instead (the tokenizer's mask piece where it has one), which keeps every "
@@ -139,8 +154,62 @@ def interpretation(pick, ins, teams) -> None:
                   else "the [CLS] piece, as this router's classifier reads it.")
                + f" [CLS] and [SEP] hold {100 * (1 - float(we.rollout.sum())):.1f} % of the rollout; the words the "
                  "rest.")
+    st.caption(f"Integrated gradients of p({team}) at the piece vectors, from the ticket with [PAD] at every word's "
+               f"pieces (the specials kept) to the ticket, summed over each word's pieces: they add up to "
+               f"{narrative.fmt(ig.change)} with a gap of {100 * ig.relative_gap:.2g} % after {ig.steps} steps.")
     st.dataframe(narrative.tidy_numbers(frame.drop(columns=["position"]), 3), hide_index=True,
                  key=f"encoder_words_{text_key}")
-    st.info("Gradients, ERASER, phrase Shapley values and the split-wide agreement are computed for the Tiny "
-            "router; on an encoder router this page measures removal and replacement by word.",
+
+    st.header("Which signal to trust", divider="gray")
+    st.subheader("Agreement with removal")
+    st.caption("Each signal's ranking of the words against removal's: Kendall's τ, Spearman's ρ and how many of "
+               "removal's top 3 words it also puts in its top 3. 'random' is a random ordering every signal should "
+               "beat.")
+    st.dataframe(narrative.tidy_numbers(ex.agreement, 3), hide_index=True, key=f"encoder_agreement_{text_key}",
+                 column_config={signals.KENDALL_TAU: st.column_config.NumberColumn("Kendall τ", format="%.3f"),
+                                signals.SPEARMAN: st.column_config.NumberColumn("Spearman ρ", format="%.3f"),
+                                signals.TOP3_OVERLAP: st.column_config.NumberColumn("top-3 overlap", format="%.2f")})
+    st.subheader("Faithfulness: ERASER by word")
+    if len(ex.eraser):
+        st.caption("Take each signal's top words (1% to 50% of the ticket's words, each with all its pieces). "
+                   "Comprehensiveness: how much p(target) drops when they are removed (higher = the signal found what "
+                   "the model needs). Sufficiency: how much it drops when only they are kept (lower = they suffice). "
+                   "[CLS] and [SEP] stay in every variant. AOPC = the mean over the five sizes.")
+        ui.chart(interp_charts.eraser_chart, ex.eraser, sorted(set(ex.eraser[signals.SIGNAL])), "words")
+        st.dataframe(narrative.tidy_numbers(ex.aopc, 3), hide_index=True, key=f"encoder_aopc_{text_key}",
+                     column_config={
+                         signals.COMPREHENSIVENESS: st.column_config.NumberColumn("AOPC comprehensiveness ↑",
+                                                                                  format="%.3f"),
+                         signals.SUFFICIENCY: st.column_config.NumberColumn("AOPC sufficiency ↓", format="%.3f")})
+        ui.csv_download(ex.eraser, "ERASER table (CSV)", f"ticketnet_{pick.label}_eraser.csv", key="dl_eraser")
+    else:
+        st.caption("A one-word ticket has no reduced variant to score.")
+    st.subheader("Evidence recovery")
+    if ex.evidence is not None and ex.gold is not None and bool(ex.gold.any()):
+        st.caption("How well each signal ranks the annotated evidence's words first: average precision (AUPRC) and "
+                   "F1 of its top words; base rate = share of the words that are evidence, what a random ranking "
+                   "scores on average.")
+        st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
+        st.dataframe(narrative.tidy_numbers(ex.evidence, 3), hide_index=True, key=f"encoder_evidence_{text_key}",
+                     column_config={signals.AUPRC: st.column_config.NumberColumn("AUPRC", format="%.3f"),
+                                    signals.TOKEN_F1: st.column_config.NumberColumn("word F1", format="%.3f"),
+                                    "gold_words": st.column_config.NumberColumn("evidence words"),
+                                    "base_rate": st.column_config.NumberColumn("base rate", format="%.3f")})
+    else:
+        st.caption(md_escape(narrative.no_evidence_sentence(pick)))
+    if ex.shapley is not None:
+        st.subheader("Phrases: deletion and Shapley values")
+        how = ("exact" if ex.shapley.method == "exact"
+               else f"sampled over {SHAPLEY_SAMPLES} phrase orders (more than 10 phrases)")
+        st.caption(md_escape(PHRASE_RULE) + " Each phrase is a run of whole words; the empty ticket is [CLS] and "
+                   f"[SEP] alone. Each word carries its phrase's deletion support and Shapley value ({how}) as the "
+                   "“phrase deletion” and “phrase shapley” signals of the tables above.")
+        st.dataframe(narrative.tidy_numbers(encoder_charts.phrase_frame(ex.phrases, ex.shapley.values,
+                                                                         ex.phrase_support), 3),
+                     hide_index=True, key=f"encoder_phrases_{text_key}")
+        st.caption(f"The Shapley values add up to {narrative.fmt(ex.shapley.full - ex.shapley.empty)} "
+                   f"(logit difference of {team}: the ticket − the specials alone), "
+                   f"{ex.shapley.evaluations:,} coalitions read.")
+    st.info("The split-wide agreement and the interventions (a contrast pair patched, a head switched off) are built "
+            "for the Tiny router; on an encoder router this page measures each ticket by word.",
             icon=":material/info:")

@@ -95,11 +95,20 @@ def encoder_heads_row(text_key: str, level: str, n_rows: int) -> view.View:
                                                                   1 if n_rows > 1 else 0),))
 
 
+def _phrases() -> view.Field:
+    return view.Field(PHRASES_KEY, "phrases", "off",
+                      view.Codec(lambda v: "1" if v == PHRASES_ON else None,
+                                 lambda raw: PHRASES_ON if raw.strip() == "1" else "off" if raw.strip() == "0" else None,
+                                 "1 or 0", lambda v: v if v in ("off", PHRASES_ON) else None))
+
+
 def encoder_interpretation(text_key: str, teams: Sequence[str], predicted: int) -> view.View:
-    """An encoder router's Interpretation: the target team and the unit (?target=delivery&unit=prob)."""
+    """An encoder router's Interpretation: the target team, the unit and the phrase signals
+    (?target=delivery&unit=prob&phrases=1)."""
     return view.View("encoder_interpretation", (
         view.Field(f"target_{text_key}", "target", predicted, view.team_index(teams)),
         _unit(INTERPRETATION_UNIT),
+        _phrases(),
     ))
 
 
@@ -111,10 +120,7 @@ def interpretation(text_key: str, teams: Sequence[str], predicted: int, signal_d
     return view.View("interpretation", (
         view.Field(f"target_{text_key}", "target", predicted, view.team_index(teams)),
         _unit(INTERPRETATION_UNIT),
-        view.Field(PHRASES_KEY, "phrases", "off",
-                   view.Codec(lambda v: "1" if v == PHRASES_ON else None,
-                              lambda raw: PHRASES_ON if raw.strip() == "1" else "off" if raw.strip() == "0" else None,
-                              "1 or 0", lambda v: v if v in ("off", PHRASES_ON) else None)),
+        _phrases(),
         *(view.Field(key, f"_{key}", default, view.subset(), session_only) for key, default in signal_defaults.items()),
         view.Field("focus_signal", "_focus", focus_default, view.text(200), session_only),
     ))

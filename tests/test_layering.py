@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ticketnet"
 
 # Which subpackages (or top-level modules) of ticketnet each part may import; anything not listed is refused.
-# Read bottom-up: _runtime and paths know nothing of tickets; data knows the files; nn the model; interpret and
-# lesson sit on the model; encoder sits beside router; bench and the command line (cli) may use everything.
+# Read bottom-up: _runtime and paths know nothing of tickets; data knows the files; nn the model; encoder sits
+# beside router; interpret and lesson sit on the models (interpret on either kind); labels reads both (it retrains
+# either kind per fold); bench and the command line (cli) may use everything.
 MAY_IMPORT: dict[str, set[str]] = {
     "_runtime": set(),
     "paths": set(),
@@ -29,16 +30,16 @@ MAY_IMPORT: dict[str, set[str]] = {
     "training": {"paths", "data", "nn", "metrics", "router"},
     "train": {"_runtime", "paths", "data", "nn", "metrics", "baseline", "card", "router", "predictions", "catalog",
               "training"},
-    "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret"},
+    "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret", "encoder"},
     "policy": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "policy"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus",
-               "policy", "catalog"},
+               "policy", "catalog", "loading", "encoder"},
     "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
                 "corpus", "compare", "loading", "catalog"},
     "ticketmap": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "ticketmap"},
     "labels": {"_runtime", "paths", "data", "nn", "card", "router", "metrics", "baseline", "train", "predictions",
-               "interpret", "corpus", "labels", "training"},
+               "interpret", "corpus", "labels", "training", "catalog", "loading", "encoder"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
               "predict", "corpus", "train", "bench", "policy", "compare", "ticketmap", "labels", "encoder", "catalog", "loading", "training"},
     "encoder": {"_runtime", "paths", "data", "nn", "card", "catalog", "lens", "metrics", "baseline", "train", "predictions",

@@ -10,17 +10,18 @@ import pandas as pd
 from dashboard.charts.theme import _cell_step, _np, support_scale, token_labels, value_format
 from ticketnet.interpret import signals as sig
 
-ROLLOUT = sig.ROLLOUT.name
+ROLLOUT, LAST_LAYER, IG = sig.ROLLOUT.name, sig.LAST_LAYER.name, sig.INTEGRATED_GRADIENTS.name
 EFFECT_TITLES = {"removed": "word removed", "replaced": "word replaced"}
 
 
-def word_frame(words: Sequence[str], removed, replaced, rollout, last_layer) -> pd.DataFrame:
-    """One row per word: its label (position · word), both effects, its rollout share and last-layer attention."""
-    arrays = [_np(x) for x in (removed, replaced, rollout, last_layer)]
+def word_frame(words: Sequence[str], removed, replaced, rollout, last_layer, integrated_gradients) -> pd.DataFrame:
+    """One row per word: its label (position · word), both effects, its rollout share, last-layer attention and
+    integrated gradients."""
+    arrays = [_np(x) for x in (removed, replaced, rollout, last_layer, integrated_gradients)]
     if any(a.shape != (len(words),) for a in arrays):
         raise ValueError(f"need one value per word ({len(words)}), got {[a.shape for a in arrays]}")
     return pd.DataFrame({"position": range(len(words)), "word": token_labels(words), "removed": arrays[0],
-                         "replaced": arrays[1], ROLLOUT: arrays[2], "last layer": arrays[3]})
+                         "replaced": arrays[1], ROLLOUT: arrays[2], LAST_LAYER: arrays[3], IG: arrays[4]})
 
 
 def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -> alt.HConcatChart:
@@ -47,6 +48,15 @@ def word_effects_chart(frame: pd.DataFrame, unit_title: str, replacement: str) -
         y=alt.Y("word:N", sort=labels, title=None, axis=alt.Axis(labels=False, ticks=False)),
         x=alt.X(f"{ROLLOUT}:Q", title=f"{ROLLOUT} share", axis=alt.Axis(format=".0%", tickCount=3)),
         tooltip=[alt.Tooltip("word:N"), alt.Tooltip(f"{ROLLOUT}:Q", format=".3f"),
-                 alt.Tooltip("last layer:Q", format=".3f")],
+                 alt.Tooltip(f"{LAST_LAYER}:Q", format=".3f"), alt.Tooltip(f"{IG}:Q", format=".3f")],
     ).properties(width=140, height=height)
     return alt.hconcat(effects, share, spacing=8).resolve_scale(y="independent")
+
+
+def phrase_frame(phrases: Sequence, shapley, support) -> pd.DataFrame:
+    """One row per phrase, in reading order: its text, its Shapley value and its deletion support (logit
+    difference of the target)."""
+    values, support = _np(shapley), _np(support)
+    if values.shape != (len(phrases),) or support.shape != (len(phrases),):
+        raise ValueError(f"need one value per phrase ({len(phrases)}), got {values.shape} and {support.shape}")
+    return pd.DataFrame({"phrase": [p.text for p in phrases], "shapley value": values, "deletion support": support})

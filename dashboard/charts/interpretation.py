@@ -158,16 +158,17 @@ def _melt(df: pd.DataFrame, id_vars: Sequence[str], value_vars: Sequence[str], v
                          value_name: np.concatenate([df[v].to_numpy() for v in value_vars])})
 
 
-def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None) -> alt.FacetChart:
+def eraser_chart(eraser: pd.DataFrame, signals: Sequence[str] | None = None, units: str = "tokens") -> alt.FacetChart:
     """ERASER curves: comprehensiveness (drop when the top-k tokens of a signal are removed; higher = the signal
-    found what matters) and sufficiency (drop when only they are kept; lower = better) against the fraction kept."""
+    found what matters) and sufficiency (drop when only they are kept; lower = better) against the fraction kept.
+    `units`: what k counts, "tokens" or (an encoder's) "words"."""
     df = eraser if signals is None else eraser[eraser["signal"].isin(signals)]
     long = _melt(df, [c for c in ("signal", "fraction", "k") if c in df.columns], list(sig.ERASER_METRICS),
                  "measure", "drop")
     width = (COLUMN_PX - 150) / 2
     # Axis titles on two lines within their panel: on one line each ran into the next panel's ("…signfraction…").
     return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("fraction:Q", title=["fraction of tokens", "(the signal's top k)"],
+        x=alt.X("fraction:Q", title=[f"fraction of {units}", "(the signal's top k)"],
                 axis=alt.Axis(format=".0%", titleLimit=width)),
         y=alt.Y("drop:Q", title=["drop in p(target):", "ticket − reduced ticket"], axis=alt.Axis(titleLimit=200)),
         color=alt.Color("signal:N", scale=signal_scale(sorted(set(long["signal"]))),

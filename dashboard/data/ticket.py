@@ -102,10 +102,11 @@ def eraser(text: str, target: int, evidence: str, whole_thread: bool, phrases: b
     return eraser_table(reader(whole_thread).model, ti, names, memo=forward_memo(text, whole_thread))
 
 
-@cached_on_weights(show_spinner="Removing each word in turn…", max_entries=128, ttl=TICKET_TTL_S)
-def word_effects(text: str, target: int, whole_thread: bool = False):
-    """An encoder router's word counterfactuals and attention shares for this text and target
-    (ticketnet.encoder.removal.word_effects), once per (text, target)."""
-    from ticketnet.encoder.removal import word_effects as compute
+@cached_on_weights(show_spinner="Removing each word, integrating gradients, scoring the signals…", max_entries=128,
+                   ttl=TICKET_TTL_S)
+def word_explanation(text: str, target: int, evidence: str = "", whole_thread: bool = False, phrases: bool = False):
+    """An encoder router's word-level explanations of this text for the target team
+    (ticketnet.interpret.words.explain_words), once per (text, target, evidence, whole_thread, phrases)."""
+    from ticketnet.interpret.words import explain_words
 
-    return compute(reader(whole_thread), inspection(text, whole_thread), target)
+    return explain_words(reader(whole_thread), inspection(text, whole_thread), target, evidence or "", phrases)

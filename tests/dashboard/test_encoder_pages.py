@@ -78,16 +78,33 @@ def test_verification_checks_the_encoder_against_transformers(encoder_routers):
 
 def test_interpretation_sets_removal_beside_attention_by_word(encoder_routers):
     at = _open(INTERPRETATION, encoder_routers)
-    assert [s.value for s in at.subheader] == ["What mattered, word by word"]
+    assert [s.value for s in at.subheader] == ["What mattered, word by word", "Agreement with removal",
+                                               "Faithfulness: ERASER by word", "Evidence recovery"]
     labels = [m.label for m in at.metric]
-    assert {"τ, rollout vs removal", "τ, last layer vs removal", "ρ, rollout vs removal"} <= set(labels)
+    assert {"τ, rollout vs removal", "τ, last layer vs removal", "τ, gradients vs removal",
+            "ρ, rollout vs removal"} <= set(labels)
     table = at.dataframe[0].value
-    assert list(table.columns) == ["word", "removed", "replaced", "rollout", "last layer"]
+    assert list(table.columns) == ["word", "removed", "replaced", "rollout", "last layer", "integrated gradients"]
     assert "[CLS]" not in " ".join(table["word"]) and table["word"][0].startswith("0:")
     specials = next(c.value for c in at.caption if "[CLS] and [SEP] hold" in c.value)
     share = float(specials.split("[CLS] and [SEP] hold ")[1].split(" %")[0]) / 100
     assert abs(table["rollout"].sum() + share - 1) < 0.01            # the words' shares and the specials' make 1
     assert "Removing “" in at.markdown[[m.value.startswith("Removing") for m in at.markdown].index(True)].value
+    gap = next(c.value for c in at.caption if c.value.startswith("Integrated gradients of p("))
+    assert " add up to " in gap and " steps." in gap
+    agreement, aopc = at.dataframe[1].value, at.dataframe[2].value
+    assert "random" in set(agreement["signal"]) and "removal" not in set(agreement["signal"])
+    assert {"removal", "rollout", "integrated gradients", "random"} <= set(aopc["signal"])
+    # Phrase signals on: the phrase table, its Shapley values adding up, and the phrase rows in ERASER.
+    at.segmented_control(key="phrase_signals").set_value("on").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "Phrases: deletion and Shapley values" in [s.value for s in at.subheader]
+    phrases = at.dataframe[-1].value
+    total = next(c.value for c in at.caption if c.value.startswith("The Shapley values add up to"))
+    assert list(phrases.columns) == ["phrase", "shapley value", "deletion support"]
+    assert float(total.split("add up to ")[1].split(" ")[0].replace("−", "-")) == pytest.approx(
+        phrases["shapley value"].sum(), rel=2e-3)
+    assert "phrase shapley" in set(at.dataframe[2].value["signal"])
 
 
 def test_tickets_lists_the_router_and_its_stored_predictions(encoder_routers):

@@ -55,6 +55,9 @@ UNK_TV = Signal("unk TV", "removal", "how much of the team distribution moves wh
                 "probability, in [0, 1]", color="#d4ac0d")
 ROLLOUT = Signal("rollout", "attention", "share of the token in the pooled representation (Abnar & Zuidema 2020)",
                  "attention share, sums to 1", color="#16a085")
+LAST_LAYER = Signal("last layer", "attention", "attention the classifier reads in the last layer, its heads averaged: "
+                    "the [CLS] row, or every row's mean for a mean-pooled encoder", "attention share, sums to 1",
+                    color="#2874a6")
 INTEGRATED_GRADIENTS = Signal("integrated gradients", "gradient",
                               "attribution of p(target) to the token's embedding: positive supports the target",
                               "probability, adds up to p(ticket) − p(all <pad>)", color="#7d3c98")
@@ -105,7 +108,7 @@ GRADIENTS: tuple[Signal, ...] = (INTEGRATED_GRADIENTS, GRADIENT_X_INPUT)
 PHRASES: tuple[Signal, ...] = (PHRASE_DELETION, PHRASE_SHAPLEY)
 
 
-_FIXED: tuple[Signal, ...] = (REMOVAL, UNK_REPLACEMENT, REMOVAL_TV, UNK_TV, ROLLOUT, INTEGRATED_GRADIENTS,
+_FIXED: tuple[Signal, ...] = (REMOVAL, UNK_REPLACEMENT, REMOVAL_TV, UNK_TV, ROLLOUT, LAST_LAYER, INTEGRATED_GRADIENTS,
                                GRADIENT_X_INPUT, PHRASE_DELETION, PHRASE_SHAPLEY, RANDOM)
 _BLOCK_NAME = re.compile(r"^mean attention b(\d+)$")
 _HEAD_NAME = re.compile(r"^b(\d+) h(\d+)$")

@@ -76,9 +76,17 @@ def split_phrases(text: str, n_tokens: int | None = None) -> list[Phrase]:
     return [Phrase(a, b, text[spans[a][0]:spans[b - 1][1]]) for a, b in merged]
 
 
-def keep_phrases(ids: Sequence[int], phrases: Sequence[Phrase], kept: Sequence[bool]) -> list[int]:
-    """The ticket's ids with the phrases whose `kept` flag is False deleted; nothing left is read as one <unk>."""
+Around = tuple[Sequence[int], Sequence[int]]
+"""Ids read before and after the kept phrases whatever is deleted: an encoder's [CLS] and [SEP]."""
+
+
+def keep_phrases(ids: Sequence[int], phrases: Sequence[Phrase], kept: Sequence[bool],
+                 around: Around | None = None) -> list[int]:
+    """The ticket's ids with the phrases whose `kept` flag is False deleted. Without `around`, nothing left is read
+    as one <unk>; with it, the kept phrases sit between its two parts, which alone are the empty ticket."""
     out = [t for p, k in zip(phrases, kept) if k for t in ids[p.start:p.end]]
+    if around is not None:
+        return [*around[0], *out, *around[1]]
     return out or [UNK_ID]
 
 
@@ -126,12 +134,14 @@ def _check_phrases(ids: Tensor, phrases: Sequence[Phrase]) -> None:
 
 
 def phrase_deletions(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int,
-                     pairs: bool = True, memo: ForwardMemo | None = None) -> pd.DataFrame:
+                     pairs: bool = True, memo: ForwardMemo | None = None, around: Around | None = None
+                     ) -> pd.DataFrame:
     """Each phrase deleted, and (pairs=True) each pair of phrases deleted together: every variant and the ticket in
     one batched pass. Columns: kind ("ticket", "single", "pair"), phrases (tuple of indices), text (what was
     deleted), the target's logit difference and probability, the deleted phrases' support (ticket − deleted: positive
     where they help the target), predicted team
-    index, flips (the predicted team changed). A deletion that leaves nothing reads one <unk>.
+    index, flips (the predicted team changed). A deletion that leaves nothing reads one <unk> (or, with `around`,
+    the specials alone: `keep_phrases`).
     """
     check_eval(model)
     ids = check_ticket(ids)
@@ -139,7 +149,7 @@ def phrase_deletions(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], t
     _check_phrases(ids, phrases)
     P, toks = len(phrases), ids.tolist()
     combos = [()] + [(i,) for i in range(P)] + (list(itertools.combinations(range(P), 2)) if pairs else [])
-    seqs = [keep_phrases(toks, phrases, [i not in c for i in range(P)]) for c in combos]
+    seqs = [keep_phrases(toks, phrases, [i not in c for i in range(P)], around) for c in combos]
     logits = batched_logits(model, seqs, memo=memo)
     vals = both_units(logits, target)
     pred = logits.argmax(-1)

@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
-from ticketnet.interpret.interventions.phrases import (ForwardMemo, Phrase, _check_phrases, batched_logits,
+from ticketnet.interpret.interventions.phrases import (Around, ForwardMemo, Phrase, _check_phrases, batched_logits,
                                                        keep_phrases)
 from ticketnet.interpret.interventions.units import check_target, check_unit, in_unit
 
@@ -23,7 +23,7 @@ class PhraseShapley:
 
     values: Tensor          # (P,) float64, summing to full − empty
     full: float             # f(ticket)
-    empty: float            # f(every phrase deleted), read as one <unk>
+    empty: float            # f(every phrase deleted): one <unk>, or an encoder's specials alone
     unit: str
     method: str             # "exact" or "sampling"
     evaluations: int        # distinct coalitions sent through the model
@@ -35,14 +35,15 @@ class PhraseShapley:
 
 
 def _values_of(model: nn.Module, ids: list[int], phrases: Sequence[Phrase], kept: Tensor, target: int,
-               unit: str, memo: ForwardMemo | None = None) -> Tensor:
+               unit: str, memo: ForwardMemo | None = None, around: Around | None = None) -> Tensor:
     """f of each coalition (rows of `kept`, (S, P) bool) -> (S,) float64."""
-    seqs = [keep_phrases(ids, phrases, row.tolist()) for row in kept]
+    seqs = [keep_phrases(ids, phrases, row.tolist(), around) for row in kept]
     return in_unit(batched_logits(model, seqs, memo=memo).double(), target, unit)
 
 
 def exact_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int,
-                  unit: str = "logit_diff", memo: ForwardMemo | None = None) -> PhraseShapley:
+                  unit: str = "logit_diff", memo: ForwardMemo | None = None, around: Around | None = None
+                  ) -> PhraseShapley:
     """Shapley values by enumerating all 2^P coalitions of phrases in one batched pass (P ≤ EXACT_MAX):
     φ_i = Σ_{S ∌ i} |S|!(P−|S|−1)!/P! · (f(S ∪ {i}) − f(S)), f on the ticket with only the phrases of S kept."""
     check_eval(model)
@@ -56,7 +57,7 @@ def exact_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], targ
                          "use sampled_shapley beyond")
     masks = torch.arange(2 ** P)
     kept = (masks[:, None] >> torch.arange(P)) & 1 == 1               # (2^P, P) coalition bits
-    f = _values_of(model, ids.tolist(), phrases, kept, target, unit, memo)   # (2^P,)
+    f = _values_of(model, ids.tolist(), phrases, kept, target, unit, memo, around)   # (2^P,)
     size = kept.sum(1)                                                 # (2^P,)
     weight = torch.tensor([math.factorial(s) * math.factorial(P - s - 1) / math.factorial(P) if s < P else 0.0
                            for s in range(P + 1)], dtype=torch.float64)
@@ -76,7 +77,7 @@ def sample_orders(n_phrases: int, n_samples: int, seed: int) -> Tensor:
 
 def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int,
                     unit: str = "logit_diff", n_samples: int = 64, seed: int = 0,
-                    memo: ForwardMemo | None = None) -> PhraseShapley:
+                    memo: ForwardMemo | None = None, around: Around | None = None) -> PhraseShapley:
     """Shapley values estimated over `n_samples` random phrase orders (permutation sampling, Captum's
     ShapleyValueSampling with one feature per phrase, deleted as baseline): phrase i's value is the mean over the
     orders of f(the phrases before it and i) − f(the phrases before it). Every order's prefixes go through the
@@ -95,7 +96,7 @@ def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], ta
     rank = torch.empty_like(orders).scatter_(1, orders, torch.arange(P).expand(n_samples, P))   # (S, P) by phrase
     prefixes = rank[:, None, :] <= torch.arange(P)[None, :, None]      # (S, P, P): after k + 1 phrases, kept?
     kept = torch.cat([prefixes.reshape(-1, P), torch.zeros(1, P, dtype=torch.bool)])          # and the empty one
-    f = _values_of(model, ids.tolist(), phrases, kept, target, unit, memo)                     # (S·P + 1,)
+    f = _values_of(model, ids.tolist(), phrases, kept, target, unit, memo, around)             # (S·P + 1,)
     empty = f[-1]
     after = f[:-1].view(n_samples, P)                                  # f after the k-th phrase of each order
     before = torch.cat([empty.expand(n_samples, 1), after[:, :-1]], dim=1)
@@ -105,8 +106,10 @@ def sampled_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], ta
 
 
 def phrase_shapley(model: nn.Module, ids: Tensor, phrases: Sequence[Phrase], target: int, unit: str = "logit_diff",
-                   n_samples: int = 64, seed: int = 0, memo: ForwardMemo | None = None) -> PhraseShapley:
-    """Exact Shapley values up to EXACT_MAX phrases, sampled orders (Captum's) beyond. `memo`: `batched_logits`'."""
+                   n_samples: int = 64, seed: int = 0, memo: ForwardMemo | None = None,
+                   around: Around | None = None) -> PhraseShapley:
+    """Exact Shapley values up to EXACT_MAX phrases, sampled orders (Captum's) beyond. `memo`: `batched_logits`';
+    `around`: `keep_phrases`' (an encoder's specials, kept in every coalition)."""
     if len(phrases) <= EXACT_MAX:
-        return exact_shapley(model, ids, phrases, target, unit, memo)
-    return sampled_shapley(model, ids, phrases, target, unit, n_samples, seed, memo)
+        return exact_shapley(model, ids, phrases, target, unit, memo, around)
+    return sampled_shapley(model, ids, phrases, target, unit, n_samples, seed, memo, around)

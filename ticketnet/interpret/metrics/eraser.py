@@ -12,6 +12,7 @@ from torch import Tensor, nn
 from ticketnet.interpret import signals as sig
 from ticketnet.interpret._checks import by_score, check_vector
 from ticketnet.interpret.methods.counterfactual import check_eval, check_ticket
+from ticketnet.nn.batching import length_chunks
 from ticketnet.nn.transformer import pad_batch
 
 FRACTIONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5)   # ERASER's bins (DeYoung et al. 2020), immutable
@@ -93,6 +94,42 @@ def eraser(model: nn.Module, ids: Tensor, signals: Mapping[str, Tensor], target:
     unique, where = unique_rows(seqs)
     with torch.inference_mode():
         probs = torch.softmax(model(*pad_batch(unique)), dim=-1)       # (distinct variants, C)
+    return _eraser_frame(plan, probs, where, len(seqs) - 1, target)
+
+
+def eraser_by_units(model: nn.Module, ids: Sequence[int], units: Sequence[Sequence[int]],
+                    signals: Mapping[str, Tensor], target: int, fractions: Sequence[float] = FRACTIONS,
+                    around: tuple[Sequence[int], Sequence[int]] = ((), ())) -> pd.DataFrame:
+    """`eraser` with units of several tokens: an encoder's words, each the positions of its pieces in `ids`.
+
+    Each signal scores the units (len(units),); r is its top k = max(1, round(fraction·units)) units (at most
+    units−1), x∖r the ticket without r's tokens and r its tokens alone, both in reading order and both between
+    `around` (the [CLS] and [SEP] an encoder reads around every ticket, never taken out). The same columns as
+    `eraser`, k counted in units; every variant in one batched pass (distinct rows only)."""
+    check_eval(model)
+    n_units = len(units)
+    if n_units < 2:
+        raise ValueError(f"ERASER needs at least 2 units so both variants keep one, got {n_units}")
+    ids, (before, after) = list(ids), around
+    sizes = [(f, _rationale_size(f, n_units)) for f in fractions]
+    plan, seqs = [], []
+    for name, scores in signals.items():
+        scores = check_vector(scores, name)
+        if scores.numel() != n_units:
+            raise ValueError(f"signal {name!r} scores {scores.numel()} units but the ticket has {n_units}")
+        ranked = by_score(scores).tolist()
+        for f, k in sizes:
+            top = {i for u in ranked[:k] for i in units[u]}
+            plan.append((name, f, k, None, None))
+            seqs.append([*before, *(t for i, t in enumerate(ids) if i not in top), *after])
+            seqs.append([*before, *(t for i, t in enumerate(ids) if i in top), *after])
+    seqs.append([*before, *ids, *after])
+    unique, where = unique_rows(seqs)
+    probs = torch.empty(len(unique), model.config.n_classes)
+    with torch.inference_mode():
+        for idx in length_chunks([len(u) for u in unique], max(1, 16_384 // max(map(len, unique)))):
+            rows = pad_batch([unique[i] for i in idx], pad_id=getattr(model.config, "pad_id", 0))
+            probs[idx] = torch.softmax(model(*rows).float(), dim=-1)
     return _eraser_frame(plan, probs, where, len(seqs) - 1, target)
 
 

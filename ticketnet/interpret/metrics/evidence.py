@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -22,13 +23,19 @@ def evidence_mask(text: str, tokens_kept: int, evidence: str) -> Tensor:
     spans = token_spans(text)
     if not 0 <= tokens_kept <= len(spans):
         raise ValueError(f"tokens_kept must be in 0..{len(spans)} (the text has {len(spans)} tokens), got {tokens_kept}")
-    mask = torch.zeros(tokens_kept, dtype=torch.bool)
+    return spans_evidence_mask(text, spans[:tokens_kept], evidence)
+
+
+def spans_evidence_mask(text: str, spans: Sequence[tuple[int, int]], evidence: str) -> Tensor:
+    """Gold units (len(spans),) bool: each unit (a token, or an encoder's word) whose character span [start, end)
+    in `text` overlaps an occurrence of an evidence phrase (`|`-separated, matched without regard to case)."""
+    mask = torch.zeros(len(spans), dtype=torch.bool)
     for phrase in (p.strip() for p in evidence.split("|")):
         if not phrase:
             continue
         for m in re.finditer(re.escape(phrase), text, flags=re.IGNORECASE):   # offsets of the original text
             a, b = m.span()
-            for i, (s, e) in enumerate(spans[:tokens_kept]):
+            for i, (s, e) in enumerate(spans):
                 if s < b and a < e:
                     mask[i] = True
     return mask
