@@ -6,10 +6,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard import narrative, state, ui
 from dashboard.charts import lesson as lc
+from dashboard.data import model, ticket
+from dashboard.text import md_escape
 from ticketnet.lesson import explorers as lesson
 
-SECTIONS = ("Two vectors", "Matrix form", "Why √d_k", "Masks", "Bigger embeddings")
+SECTIONS = ("Two vectors", "Matrix form", "Why √d_k", "Masks", "Bigger embeddings", "Your ticket's head")
 
 
 @st.cache_data(show_spinner="Drawing 20,000 query–key pairs and 2,000 rows of 32 keys for each d_k (seeded)…")
@@ -188,8 +191,48 @@ def bigger_embeddings() -> None:
                "which stays 0 at any factor, so its weights stay equal.")
 
 
+def ticket_head() -> None:
+    pick = state.current()
+    ins = ui.inspection_or_stop(pick)
+    tokens = list(ins.tokens)
+    n_blocks, n_heads = int(ins.patterns.shape[0]), int(ins.patterns.shape[1])
+    what = "pieces" if model.is_encoder_router() else "tokens"
+    st.markdown(md_escape(f"The same formula on {pick.label}, as the router reads it: {len(tokens)} {what}. Pick a "
+                          "block, a head and a query row; each number below is computed here in float64 from the "
+                          "head's own weights, and the last column is the router's own weight, from its forward "
+                          "pass."))
+    c1, c2, c3 = st.columns([2, 2, 3])
+    block = c1.selectbox("Block", range(n_blocks), index=n_blocks - 1, format_func=lambda b: f"block {b + 1}",
+                         key="formula_block")
+    head = c2.selectbox("Head", range(n_heads), format_func=narrative.head_name, key="formula_head")
+    row = c3.selectbox("Query row", range(len(tokens)), index=ui.default_query_row(tokens),
+                       format_func=ui.token_choice_labels(tokens).__getitem__, key=f"formula_row_{pick.text_key}")
+    steps = ticket.head_steps(pick.text, block, head, pick.whole_thread)
+    st.latex(rf"w_{{{row}}} = \mathrm{{softmax}}\!\left(\frac{{q_{{{row}}} K^\top}}{{\sqrt{{{steps.d_k}}}}} + "
+             rf"M_{{{row}}}\right), \quad o_{{{row}}} = w_{{{row}}} V")
+    m = st.container(horizontal=True, gap="medium")
+    m.metric("d_k", steps.d_k, help=f"{n_heads} heads share the width {steps.X.shape[1]}: each reads "
+             f"{steps.d_k} columns of Q, K and V.", width="content")
+    m.metric("√d_k", f"{steps.d_k ** 0.5:.3f}", width="content")
+    m.metric("largest weight of the row", f"{float(steps.weights[row].max()):.3f}", width="content")
+    m.metric("|here − the router|, whole head", f"{steps.difference:.1e}", width="content",
+             help="The largest difference, over every row of this head, between the weights worked out here in "
+                  "float64 and the router's own float32 ones: rounding, where the copy is right.")
+    frame = lc.head_row_frame(steps, tokens, row)
+    st.dataframe(frame, hide_index=True, key=f"formula_row_table_{pick.text_key}", column_config={
+        c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns if c != "key"})
+    st.caption("M is 0 for every key here: one ticket has no padding and the router reads every position both ways. "
+               "Q, K and V are the head's columns of X·W + b, X being what the block's attention reads ("
+               + ("the block's input: the encoder normalises after attention" if model.is_encoder_router()
+                  else "the block's input after its LayerNorm: the Tiny router normalises first") + ").")
+    o = steps.out[row].numpy()
+    st.markdown(md_escape(f"o_{row}, the head's output for {narrative.quote(tokens[row])} ({steps.d_k} numbers, "
+                          "the weighted mean of the value rows, before the heads are joined and W_O): "
+                          + ", ".join(f"{v:.3f}" for v in o[:8]) + (" …" if len(o) > 8 else "")))
+
+
 st.title("The formula")
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V")
 section = st.segmented_control("Section", SECTIONS, default=SECTIONS[0], key="formula_section") or SECTIONS[0]
 {"Two vectors": two_vectors, "Matrix form": matrix_form, "Why √d_k": why_sqrt_dk, "Masks": masks,
- "Bigger embeddings": bigger_embeddings}[section]()
+ "Bigger embeddings": bigger_embeddings, "Your ticket's head": ticket_head}[section]()

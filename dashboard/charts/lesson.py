@@ -272,3 +272,19 @@ def _cost_chart(df: pd.DataFrame, field: str, y_title: str, title: str, machine:
             tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("shown:Q", format=".3f", title="n² reference")]))
     return alt.layer(*layers).properties(width=440, height=280, title=_machine_title(title, machine),
                                          autosize=FIT_WIDTH)
+
+
+def head_row_frame(steps, tokens: Sequence[str], row: int) -> pd.DataFrame:
+    """The query row `row` of a head's steps (ticketnet.lens.steps.HeadSteps), one line per key: q·k, ÷√d_k, + M,
+    the weight computed here and the router's own."""
+    n = len(tokens)
+    if steps.weights.shape != (n, n):
+        raise ValueError(f"{n} tokens for a head of {steps.weights.shape[0]}")
+    if not 0 <= row < n:
+        raise ValueError(f"row must be in 0..{n - 1}, got {row}")
+    masked = steps.masked[row].numpy()
+    return pd.DataFrame({"key": [f"{j} · {t}" for j, t in enumerate(tokens)], "q·k": steps.scores[row].numpy(),
+                         "q·k / √d_k": steps.scaled[row].numpy(),
+                         "+ M": [float(v) if math.isfinite(v) else None for v in masked],
+                         "weight": steps.weights[row].numpy(),
+                         "router's weight": steps.model_weights[row].double().numpy()})

@@ -110,3 +110,28 @@ def word_explanation(text: str, target: int, evidence: str = "", whole_thread: b
     from ticketnet.interpret.words import explain_words
 
     return explain_words(reader(whole_thread), inspection(text, whole_thread), target, evidence or "", phrases)
+
+@cached_on_weights(show_spinner="Working the head's formula through in float64…", max_entries=64, ttl=TICKET_TTL_S)
+def head_steps(text: str, block: int, head: int, whole_thread: bool = False):
+    """softmax(QKᵀ/√d_k + M)V of one head (0-based block and head) on this text, step by step beside the router's
+    own weights (ticketnet.lens.steps.head_steps): the Tiny router's attention reads each block's normalised input,
+    an encoder's the block input itself."""
+    import torch
+
+    from ticketnet.lens.steps import head_steps as steps
+    from ticketnet.nn.attention import MultiHead
+
+    r = reader(whole_thread)
+    ids, is_pad = r.batch([r.encode(text)])
+    with torch.inference_mode():
+        if r.kind == "encoder":
+            from ticketnet.encoder.model import run_with_cache
+
+            _, cache = run_with_cache(r.model, ids, is_pad)
+            attn, X = r.model.blocks[block].attn, cache[f"blocks.{block}.resid_pre"][0]
+        else:
+            from ticketnet.lens.inspection import run_with_cache
+
+            _, cache = run_with_cache(r.model, ids, is_pad)
+            attn, X = MultiHead.from_torch(r.model.blocks.layers[block].self_attn), cache[f"blocks.{block}.ln1"][0]
+        return steps(attn, X, head, cache[f"blocks.{block}.attn.pattern"][0, head], block)

@@ -197,3 +197,21 @@ def test_the_measuring_time_is_said_as_measured():
     at.button(key="cost_measure").click()
     rerun(at)
     assert any(re.fullmatch(r"Measured in \d+\.\d s, 1 repeat per point\.", c.value) for c in at.caption)
+
+
+def test_formula_works_the_picked_head_of_the_ticket_through_beside_the_router():
+    from tests.conftest import app_test
+
+    at = app_test(timeout=120, ticket="T-65052")
+    at.switch_page("../pages/formula.py")
+    rerun(at)
+    at.segmented_control(key="formula_section").set_value("Your ticket's head")
+    rerun(at)
+    assert metrics(at)["d_k"] == "16" and metrics(at)["√d_k"] == "4.000"
+    assert float(metrics(at)["|here − the router|, whole head"]) < 1e-5
+    table = at.dataframe[0].value
+    assert len(table) == 30 and (table["weight"] - table["router's weight"]).abs().max() < 1e-6
+    assert abs(table["weight"].sum() - 1) < 1e-9
+    at.selectbox(key="formula_head").set_value(2)
+    rerun(at)
+    assert (at.dataframe[0].value["weight"] - table["weight"]).abs().max() > 1e-3   # another head reads otherwise

@@ -130,3 +130,15 @@ def test_compare_sets_the_shipped_encoder_beside_the_tiny_router():
     infos = " ".join(i.value for i in at.info)
     assert "McNemar" in infos and "reads the ticket as pieces" in infos
     assert any("different shapes" in c.value and "6 block" in c.value for c in at.caption)
+
+
+def test_formula_works_an_encoder_head_through_on_its_pieces(encoder_routers):
+    at = _open("../pages/formula.py", encoder_routers)
+    at.segmented_control(key="formula_section").set_value("Your ticket's head").run()
+    assert not at.exception, [e.message for e in at.exception]
+    values = {m.label: m.value for m in at.metric}
+    assert values["d_k"] == "8" and float(values["|here − the router|, whole head"]) < 1e-5
+    table = at.dataframe[0].value
+    assert table["key"].iloc[0] == "0 · [CLS]" and table["key"].iloc[-1].endswith("[SEP]")
+    assert (table["weight"] - table["router's weight"]).abs().max() < 1e-6
+    assert any("the encoder normalises after attention" in c.value for c in at.caption)
