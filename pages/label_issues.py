@@ -23,6 +23,13 @@ source = st.segmented_control("Probabilities from", list(label_data.SOURCES), ke
                               format_func=label_data.SOURCE_LABELS.get, width="content") or label_data.SOURCES[0]
 found = label_data.results(source)
 if not found:
+    refusal = label_data.router_refusal("train") if source == "router" else None
+    if refusal:
+        st.info(f"No out-of-fold result from the **{source}** for this router yet, and the command would not compute "
+                "one on this split:", icon=":material/info:")
+        st.warning(md_escape(refusal), icon=":material/timer_off:")
+        st.caption("Pick the baseline above: its out-of-fold probabilities take minutes and rank the same way.")
+        st.stop()
     st.info(f"No out-of-fold result from the **{source}** for this router yet. Compute one on the command line "
             f"(it is cached in the router folder, and this page reads it):", icon=":material/info:")
     st.code(label_data.command(source), language="bash")
@@ -57,9 +64,9 @@ if ranked is None:
     st.stop()
 table, teams, settings = ranked.table, list(ranked.teams), ranked.settings
 flagged = int(table["flagged"].sum())
-detail = (f"{settings.get('epochs')} epochs per fold, {settings.get('recipe')} recipe" if source == "router"
-          else f"C {settings.get('C')}")
-st.caption(f"{len(table):,} tickets of the **{md_escape(result.split)}** split · {result.folds} folds · {detail} · "
+detail = label_data.detail(settings) if source == "router" else f"C {settings.get('C')}"
+st.caption(f"{len(table):,} tickets of the **{md_escape(result.split)}** split · {result.folds} folds · "
+           f"{md_escape(detail)} · "
            f"computed in {settings.get('seconds', 0):,.0f} s")
 
 metrics = st.container(horizontal=True, gap="medium")

@@ -17,6 +17,7 @@ from ticketnet.labels import oof as label_oof
 SOURCES = label_oof.SOURCES
 SOURCE_LABELS = {"router": "router (its recipe, k folds)", "baseline": "baseline (TF-IDF + logistic regression)"}
 CHEAP_FOLDS = 3                                    # the page's button: the baseline's 3-fold run
+CHEAP_EPOCHS = 2                                   # the Tiny router's folds in the command the page suggests
 _NAME = re.compile(r"^oof-(?P<source>router|baseline)-(?P<split>.+?)-k(?P<folds>\d+)(?:-e(?P<epochs>\d+))?$")
 
 
@@ -66,12 +67,42 @@ def split_csv(split: str) -> Path:
     return model.data_folder() / f"{split}.csv"
 
 
-def command(source: str, split: str = "train", folds: int = CHEAP_FOLDS, epochs: int | None = 2) -> str:
-    """The command that computes a result for this session's router."""
+def command(source: str, split: str = "train", folds: int = CHEAP_FOLDS, epochs: int | None = None) -> str:
+    """The command that computes a result for this session's router. `epochs` None: the Tiny router's folds get
+    CHEAP_EPOCHS; an encoder router's its card's recipe (a fine-tune needs only a few)."""
     folder = router_folder()
+    if epochs is None and not model.is_encoder_router():
+        epochs = CHEAP_EPOCHS
     epochs_part = f" --epochs {epochs}" if source == "router" and epochs else ""
     return (f".venv/bin/python -m ticketnet label-issues --router {folder} --split {split} --folds {folds}{epochs_part} "
             f"--source {source} --out label-issues-{source}.csv")
+
+
+def router_refusal(split: str = "train", folds: int = CHEAP_FOLDS) -> str | None:
+    """Why the command would not fine-tune this session's encoder router per fold on the split (over the size limit:
+    the estimate and the baseline's command), None for the Tiny router, a split within the limit or no split."""
+    if not model.is_encoder_router() or split_rows(split) is None:
+        return None
+    return _refusal(str(router_folder()), split, folds, split_rows(split), stamp(router_folder() / "router.json"))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _refusal(folder: str, split: str, folds: int, tickets: int, key: tuple) -> str | None:
+    from ticketnet.labels.run import size_refusal
+
+    try:
+        return size_refusal(Path(folder), split, folds, tickets=tickets)
+    except ValueError as exc:                        # a card with no recipe: what the command would say
+        return str(exc)
+
+
+def detail(settings: dict) -> str:
+    """How a router result's folds were trained, in a few words."""
+    if settings.get("kind") == label_oof.ENCODER:
+        blocks, epochs = settings.get("train_blocks"), settings.get("epochs")
+        return (f"{epochs} epoch{'' if epochs == 1 else 's'} per fold, {settings.get('base')} fine-tuned "
+                f"({f'the top {blocks} blocks' if blocks else 'every block'})")
+    return f"{settings.get('epochs')} epochs per fold, {settings.get('recipe')} recipe"
 
 
 @st.cache_data(show_spinner="Ranking the labels with cleanlab…", max_entries=8)
@@ -116,9 +147,16 @@ def relabel_queue(table: pd.DataFrame) -> pd.DataFrame:
     return queue
 
 
+def evidence(text: str, given: str, suggested: str) -> dict | None:
+    """The router's top tokens for the given and for the suggested team (deletion effect, logit difference); None
+    for an encoder router, whose deletion effects the Interpretation page shows."""
+    if model.is_encoder_router():
+        return None
+    return _evidence(text, given, suggested)
+
+
 @model.cached_on_weights(show_spinner="Deleting each word to see what it does for both teams…", max_entries=64)
-def evidence(text: str, given: str, suggested: str) -> dict:
-    """The router's top tokens for the given and for the suggested team (deletion effect, logit difference)."""
+def _evidence(text: str, given: str, suggested: str) -> dict:
     return label_issues.token_evidence(model.router(), [text], [given], [suggested])[0]
 
 
@@ -136,3 +174,17 @@ def split_size(split: str) -> int | None:
         return None
     with path.open("rb") as f:
         return max(0, sum(1 for _ in f) - 1)
+
+
+def split_rows(split: str) -> int | None:
+    """Tickets in the split (its CSV's records, a quoted text's line breaks counted once), None without the file."""
+    path = split_csv(split)
+    return _rows(str(path), stamp(path)) if path.is_file() else None
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _rows(path: str, key: tuple) -> int:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return max(0, sum(1 for _ in csv.reader(f)) - 1)

@@ -23,7 +23,8 @@ def _label_issues(args: argparse.Namespace) -> int:
     result = label_issues(folder, Path(args.out), split=args.split, folds=args.folds, epochs=args.epochs,
                           source=args.source, workers=args.workers, scheduler=args.scheduler, method=args.method,
                           evidence_rows=args.evidence_rows, recompute=args.recompute,
-                          log=lambda m: print(m, file=sys.stderr, flush=True))
+                          log=lambda m: print(m, file=sys.stderr, flush=True),
+                          ignore_size_limit=args.ignore_size_limit)
     s = result["settings"]
     print(f"{result['flagged']:,} of {result['tickets']:,} tickets flagged ({s['source']} out-of-fold, {s['folds']} "
           f"folds{', ' + str(s['epochs']) + ' epochs' if s['source'] == 'router' else ''}; "
@@ -46,7 +47,11 @@ def _label_issues_parser(sub) -> None:
     p.add_argument("--epochs", type=int, help="epochs per fold router (default: the router's recipe; fewer is "
                                               "cheaper, and recorded)")
     p.add_argument("--source", choices=("router", "baseline"), default="router",
-                   help="whose out-of-fold probabilities: the router's recipe or the TF-IDF + LR baseline (fast)")
+                   help="whose out-of-fold probabilities: the router's recipe (an encoder router: its base "
+                        "fine-tuned per fold, on splits of up to 5,000 tickets) or the TF-IDF + LR baseline (fast)")
+    p.add_argument("--ignore-size-limit", action="store_true",
+                   help="with an encoder router's --source router: fine-tune per fold beyond 5,000 tickets anyway "
+                        "(hours on a CPU; the refusal gives the estimate)")
     p.add_argument("--method", choices=("self_confidence", "normalized_margin"), default="self_confidence",
                    help="cleanlab's label-quality score (default self_confidence)")
     p.add_argument("--workers", type=int, help="local cluster worker processes (default: one per core, at most one "

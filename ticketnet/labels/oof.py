@@ -23,6 +23,11 @@ FOLD_SEED = 0                          # StratifiedKFold's shuffle; recorded wit
 CACHE_FOLDER = "labels"                # inside the router folder
 SYNCHRONOUS = "synchronous"            # --scheduler synchronous: every fold in this process (tests, debugging)
 BASELINE_C = 10.0                      # the baseline's C when the router's card records none
+ENCODER = "encoder"                    # the kind of router whose folds are fine-tunes of its base encoder
+ENCODER_OOF_MAX = 5_000                # tickets in the split: beyond, a fine-tune per fold takes hours on a CPU
+# Seconds per training ticket-epoch where the card records no fine-tune time: MiniLM, top 2 blocks, one thread,
+# measured per fold (base loading and scoring included) on Brightwave's export (docs/label-issues.md).
+ENCODER_SECONDS_PER_TICKET_EPOCH = 0.023
 
 
 class LabelsError(ValueError):
@@ -162,12 +167,148 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     return model, vocab, info
 
 
+# -- the encoder router's recipe -------------------------------------------------------------------------------
+def encoder_recipe(meta: Mapping, epochs: int | None = None) -> dict:
+    """The EncoderRecipe fields the encoder router was fine-tuned with (router.json's `train` record, the base as
+    its `base` record resolved it), as a plain dict a task can carry; `epochs` replaces the recipe's where given.
+    One thread (one process per fold) and no training sample: a fold fine-tunes on every ticket of the other folds,
+    since cleanlab's flags are only as good as the fold models. LabelsError for a router that records no fine-tune
+    (a team's saved classifier)."""
+    from ticketnet.encoder.finetune import EncoderRecipe
+
+    train = meta.get("train")
+    if meta.get("source") == "classifier" or not isinstance(train, Mapping) or "encoder" not in train:
+        raise LabelsError("this encoder router's card records no fine-tune (a team's saved classifier?), so --source "
+                          "router has no recipe to fine-tune each fold by; use --source baseline")
+    fields = {f.name for f in dataclasses.fields(EncoderRecipe)}
+    record = {k: v for k, v in train.items() if k in fields}
+    base = meta.get("base") or {}
+    if base.get("encoder"):
+        record["encoder"] = base["encoder"]
+    record.update(threads=1, train_sample=None)
+    if epochs is not None:
+        record["epochs"] = epochs
+    try:
+        return dataclasses.asdict(EncoderRecipe(**record))
+    except (TypeError, ValueError) as exc:
+        raise LabelsError(f"the router card's fine-tune record does not make a recipe ({exc})") from None
+
+
+def check_encoder_base(meta: Mapping, recipe: Mapping) -> None:
+    """The base encoder the card names is here, with the files it was fine-tuned from (their pins), before any fold
+    starts; LabelsError otherwise."""
+    from ticketnet.encoder import files
+
+    try:
+        folder, pins = files.resolve(recipe["encoder"])
+        recorded = (meta.get("base") or {}).get("pins") or {}
+        if pins and recorded and pins != recorded:
+            raise files.EncoderError(f"the installed {recipe['encoder']} has other pins than the files it was "
+                                     f"fine-tuned from")
+        if not pins:
+            if not folder.is_dir():
+                raise files.EncoderError(f"its base encoder {folder} is gone; restore it to fine-tune the folds")
+            files.check_pins(folder, recorded, what="the base encoder the router was fine-tuned from")
+    except files.EncoderError as exc:
+        raise LabelsError(str(exc)) from None
+
+
+def encoder_rate(meta: Mapping) -> tuple[float, str]:
+    """Seconds per training ticket-epoch of a fine-tune, and where the figure comes from: the router's own fine-tune
+    (its card's seconds over tickets × epochs), else ENCODER_SECONDS_PER_TICKET_EPOCH."""
+    train = meta.get("train") or {}
+    seconds, tickets, epochs = train.get("seconds"), train.get("tickets"), train.get("epochs")
+    if all(isinstance(v, (int, float)) and v > 0 for v in (seconds, tickets, epochs)):
+        return (seconds / (tickets * epochs),
+                f"its own fine-tune: {tickets:,} tickets × {epochs} epochs in {seconds:,.0f} s")
+    return ENCODER_SECONDS_PER_TICKET_EPOCH, "measured on MiniLM, docs/label-issues.md"
+
+
+def encoder_estimate(meta: Mapping, tickets: int, folds: int, epochs: int) -> float:
+    """Seconds of fine-tuning for k folds: k × (k-1)/k × tickets × epochs at `encoder_rate` (scoring not counted)."""
+    return (folds - 1) * tickets * epochs * encoder_rate(meta)[0]
+
+
+def encoder_refusal(meta: Mapping, tickets: int, folds: int, epochs: int, instead: str) -> str | None:
+    """Why a fine-tune per fold is not started on `tickets` tickets (over ENCODER_OOF_MAX), with the time it would
+    take and what to run `instead`, as one line; None within the limit."""
+    limit = ENCODER_OOF_MAX
+    if tickets <= limit:
+        return None
+    rate, basis = encoder_rate(meta)
+    train = meta.get("train") or {}
+    sample = ""
+    if train.get("train_sample") and (train.get("sampled_from") or 0) > (train.get("tickets") or 0):
+        sample = (f" (the router itself was fine-tuned on a {train['tickets']:,}-ticket sample of "
+                  f"{train['sampled_from']:,}; each fold would train on every ticket of the other folds)")
+    per_fold = round(tickets * (folds - 1) / folds)
+    return (f"--source router fine-tunes the encoder once per fold, up to {limit:,} tickets, and this split has "
+            f"{tickets:,}{sample}: {folds} folds × {epochs} epochs on about {per_fold:,} tickets each would take "
+            f"about {duration(encoder_estimate(meta, tickets, folds, epochs))} of fine-tuning ({rate:.3f} s per "
+            f"ticket-epoch, {basis}); use the baseline's out-of-fold probabilities instead: {instead}")
+
+
+def duration(seconds: float) -> str:
+    """`seconds` as a reader says it: 40 s, 12 min, 4.7 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def fit_encoder_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]], teams: Sequence[str],
+                     recipe_fields: dict):
+    """The base encoder fine-tuned on `train_rows` alone, as `fine_tune` starts and trains it (`start_router`,
+    `train_loop`): the kept epoch by the same rule on `rule_sets` (valid and the hand-written development set,
+    whichever are given; the last epoch where none is), its tensors rounded as the card stores them, the
+    temperature fitted on valid where it is given. Returns (router, temperature, info)."""
+    from ticketnet.encoder.finetune import EncoderRecipe, start_router, train_loop
+    from ticketnet.metrics import fit_temperature
+    from ticketnet.training import epoch_score, team_indices
+
+    recipe = EncoderRecipe(**recipe_fields)
+    router, _, first = start_router(recipe, tuple(teams))
+    encoded = [router.encode(r["text"]) for r in train_rows]
+    rule = {name: ([router.encode(r["text"]) for r in rows], team_indices(rows, teams))
+            for name, rows in rule_sets.items() if rows}
+
+    def score_epoch() -> tuple[float, dict]:
+        acc = {n: router.logits(e).argmax(1).eq(y).double().mean().item() for n, (e, y) in rule.items()}
+        if "valid" in acc:
+            return epoch_score(acc["valid"], acc.get("handwritten_dev"), recipe.dev_weight)
+        return acc["handwritten_dev"], {"handwritten_dev_accuracy": round(acc["handwritten_dev"], 4)}
+
+    best_state, history, best_epoch, _ = train_loop(router, encoded, team_indices(train_rows, teams), recipe, first,
+                                                    score_epoch if rule else None, log=lambda _m: None)
+    kept = {k: (v.half() if recipe.half else v).float() for k, v in best_state.items()}
+    router.model.load_state_dict({**router.model.state_dict(), **kept})
+    router.model.eval()
+    temperature = 1.0
+    if "valid" in rule:
+        temperature = fit_temperature(router.logits(rule["valid"][0]), rule["valid"][1])
+    info = {"epochs": recipe.epochs, "kept_epoch": best_epoch, "train_blocks": recipe.train_blocks,
+            "temperature": round(float(temperature), 4), "rule_sets": sorted(rule),
+            "history": history}
+    return router, temperature, info
+
+
 def score_fold(job: dict) -> dict:
     """The task: train on the job's training rows (router or baseline) and score its held-out rows. Single-threaded
     torch, seeded by the job alone, so a fold gives the same numbers in any process on any worker."""
     t0 = time.perf_counter()
     teams = job["teams"]
-    if job["source"] == "router":
+    if job["source"] == "router" and job.get("kind") == ENCODER:
+        import torch
+
+        threads = torch.get_num_threads()
+        try:
+            router, temperature, info = fit_encoder_fold(job["train"], job["rule_sets"], teams, job["recipe"])
+            logits = router.logits([router.encode(r["text"]) for r in job["held"]])
+            probs = torch.softmax(logits.double() / temperature, dim=-1).numpy()
+        finally:
+            torch.set_num_threads(threads)
+    elif job["source"] == "router":
         import torch
 
         from ticketnet.nn.batching import batched_probs
@@ -233,10 +374,13 @@ def run_tasks(jobs: list[dict], scheduler: str | None, workers: int | None,
 def out_of_fold(rows: Sequence[Mapping], teams: Sequence[str], source: str = "router", folds: int = DEFAULT_FOLDS,
                 meta: Mapping | None = None, epochs: int | None = None, rule_sets: Mapping | None = None,
                 scheduler: str | None = None, workers: int | None = None, seed: int = FOLD_SEED,
-                log: Callable[[str], None] = lambda _m: None, settings: dict | None = None) -> OutOfFold:
+                log: Callable[[str], None] = lambda _m: None, settings: dict | None = None, kind: str | None = None,
+                size_limit: bool = True, instead: str = "--source baseline") -> OutOfFold:
     """Out-of-fold probabilities of `rows` (ticket_id, text, team): each fold's tickets scored by a model trained on
     the other folds only. `source` "router": the router's recipe and shape from `meta` (router.json), `epochs` where
-    given, the epoch rule on `rule_sets` (splits other than `rows`); "baseline": the card's TF-IDF + LR at its C."""
+    given, the epoch rule on `rule_sets` (splits other than `rows`); for `kind` "encoder", its base encoder
+    fine-tuned per fold by the card's recipe, refused (`encoder_refusal`, naming `instead`) beyond ENCODER_OOF_MAX
+    tickets unless `size_limit` is off; "baseline": the card's TF-IDF + LR at its C."""
     if source not in SOURCES:
         raise LabelsError(f"--source must be one of {', '.join(SOURCES)}, got {source!r}")
     if epochs is not None and epochs < 1:
@@ -251,7 +395,18 @@ def out_of_fold(rows: Sequence[Mapping], teams: Sequence[str], source: str = "ro
     given = np.array([index[r["team"]] for r in rows], dtype=np.int64)
     fold = fold_assignment(given, folds, seed)
     base = {"source": source, "teams": list(teams), "seed": seed}
-    if source == "router":
+    if source == "router" and kind == ENCODER:
+        cfg = encoder_recipe(meta, epochs)
+        refusal = encoder_refusal(meta, len(rows), folds, cfg["epochs"], instead) if size_limit else None
+        if refusal:
+            raise LabelsError(refusal)
+        check_encoder_base(meta, cfg)
+        base.update(kind=ENCODER, recipe=cfg,
+                    rule_sets={k: _rows(v, range(len(v))) for k, v in (rule_sets or {}).items()})
+        recipe = {"kind": ENCODER, "epochs": cfg["epochs"], "train_blocks": cfg["train_blocks"],
+                  "recipe": "encoder fine-tune", "base": (meta.get("base") or {}).get("name") or cfg["encoder"],
+                  "lr": cfg["lr"], "max_pieces": cfg["max_pieces"], "train_seed": cfg["seed"]}
+    elif source == "router":
         cfg = router_recipe(meta, epochs, trained_on=len(rows))
         base.update(cfg=cfg, rule_sets={k: _rows(v, range(len(v))) for k, v in (rule_sets or {}).items()})
         recipe = {"epochs": cfg["epochs"], "recipe": cfg["recipe"], "train_seed": cfg["seed"]}
@@ -262,8 +417,12 @@ def out_of_fold(rows: Sequence[Mapping], teams: Sequence[str], source: str = "ro
     key = f"{source}-{folds}-{len(rows)}-{seed}"
     jobs = [{**base, "fold": k, "key": key, "train": _rows(rows, np.flatnonzero(fold != k)),
              "held": _rows(rows, np.flatnonzero(fold == k))} for k in range(folds)]
-    log(f"{len(rows):,} tickets, {folds} folds, source {source}" +
-        (f", {recipe['epochs']} epochs ({recipe['recipe'] or 'by size'} recipe)" if source == "router" else ""))
+    if recipe.get("kind") == ENCODER:
+        log(f"{len(rows):,} tickets, {folds} folds, source {source}: {recipe['base']} fine-tuned per fold, the top "
+            f"{recipe['train_blocks'] or 'every'} block(s), {recipe['epochs']} epochs")
+    else:
+        log(f"{len(rows):,} tickets, {folds} folds, source {source}" +
+            (f", {recipe['epochs']} epochs ({recipe['recipe'] or 'by size'} recipe)" if source == "router" else ""))
     t0 = time.perf_counter()
     results = run_tasks(jobs, scheduler, workers, log)
     probs = np.zeros((len(rows), len(teams)))

@@ -10,8 +10,8 @@ from pathlib import Path
 from ticketnet._runtime.atomic import write_atomic
 from ticketnet._runtime.hashing import file_sha256
 from ticketnet.labels.issues import EVIDENCE_ROWS, csv_text, rank_issues, summary, with_evidence
-from ticketnet.labels.oof import (DEFAULT_FOLDS, LabelsError, OutOfFold, cache_path, out_of_fold, read_cache,
-                                  write_cache)
+from ticketnet.labels.oof import (DEFAULT_FOLDS, ENCODER, LabelsError, OutOfFold, cache_path,
+                                  encoder_recipe, encoder_refusal, out_of_fold, read_cache, write_cache)
 
 RULE_SPLITS = ("valid", "handwritten_dev")      # the router recipe's epoch rule and calibration read these
 NOISY = "noisy"                                 # the generator's `pattern` of a deliberately wrong label
@@ -34,35 +34,77 @@ def wrong_labels(rows: list[dict]) -> dict[str, bool] | None:
     return {r["ticket_id"]: r.get("pattern") == NOISY for r in rows}
 
 
-def compute_oof(router_folder: Path, split: str = "train", folds: int = DEFAULT_FOLDS, epochs: int | None = None,
-                source: str = "router", workers: int | None = None, scheduler: str | None = None,
-                recompute: bool = False, log: Callable[[str], None] = lambda _m: None) -> OutOfFold:
-    """The out-of-fold result for these settings: read from the router folder's cache when it holds one for this
-    version of the split, else computed and cached."""
-    from ticketnet.data.tickets import load_split
-    from ticketnet.router import Router
+def router_card(router_folder: Path) -> tuple[tuple[str, ...], dict, str | None]:
+    """The router's teams, router.json and kind ("encoder" for a fine-tuned encoder router or a team's classifier,
+    None for the Tiny router), read without its weights; LabelsError for a folder that holds no router."""
+    from ticketnet.catalog import is_encoder, weights_in
+    from ticketnet.loading import load_any_card
 
     router_folder = Path(router_folder)
     if not router_folder.is_dir():
         raise LabelsError(f"--router {router_folder}: not a folder")
-    router = Router.load(router_folder / "router.pt")
+    weights = weights_in(router_folder)
+    card = load_any_card(weights)
+    return tuple(card.teams), dict(card.meta), ENCODER if is_encoder(weights) else None
+
+
+def baseline_command(router_folder: Path, split: str = "train", folds: int = DEFAULT_FOLDS) -> str:
+    """The command that computes the baseline's out-of-fold probabilities of this split instead."""
+    return (f"python -m ticketnet label-issues --router {router_folder} --split {split} --folds {folds} "
+            f"--source baseline --out label-issues-baseline.csv")
+
+
+def size_refusal(router_folder: Path, split: str = "train", folds: int = DEFAULT_FOLDS,
+                 epochs: int | None = None, tickets: int | None = None) -> str | None:
+    """For an encoder router, why `--source router` is not run on this split (over ENCODER_OOF_MAX tickets: the
+    estimate and the baseline's command), as one line; None for the Tiny router or a split within the limit.
+    `tickets`: the split's size where the caller has counted it."""
+    from ticketnet.data.tickets import load_split
+
+    teams, meta, kind = router_card(router_folder)
+    if kind != ENCODER:
+        return None
+    if tickets is None:
+        tickets = len(load_split(split_file(Path(router_folder), split), teams))
+    recipe = encoder_recipe(meta, epochs)
+    return encoder_refusal(meta, tickets, folds, recipe["epochs"], baseline_command(router_folder, split, folds))
+
+
+def compute_oof(router_folder: Path, split: str = "train", folds: int = DEFAULT_FOLDS, epochs: int | None = None,
+                source: str = "router", workers: int | None = None, scheduler: str | None = None,
+                recompute: bool = False, log: Callable[[str], None] = lambda _m: None,
+                ignore_size_limit: bool = False) -> OutOfFold:
+    """The out-of-fold result for these settings: read from the router folder's cache when it holds one for this
+    version of the split, else computed and cached. An encoder router's `--source router` fine-tunes its base per
+    fold, on splits of up to ENCODER_OOF_MAX tickets unless `ignore_size_limit`."""
+    from ticketnet.data.tickets import load_split
+
+    router_folder = Path(router_folder)
+    teams, meta, kind = router_card(router_folder)
     path = split_file(router_folder, split)
     name = path.stem
-    cache = cache_path(router_folder, source, name, folds, epochs if source == "router" else None)
+    cache_epochs = None
+    if source == "router":
+        # An encoder router's result is named by the epochs its folds ran (the card's where none are asked for), as
+        # the page reads a result's epochs from its name.
+        cache_epochs = encoder_recipe(meta, epochs)["epochs"] if kind == ENCODER else epochs
+    cache = cache_path(router_folder, source, name, folds, cache_epochs)
     if not recompute:
         found = read_cache(cache, path)
-        if found is not None and tuple(found.teams) == tuple(router.teams):
+        if found is not None and tuple(found.teams) == teams:
             log(f"reusing the out-of-fold probabilities in {cache}")
             return found
-    rows = load_split(path, router.teams)
+    rows = load_split(path, teams)
     rule_sets = {}
     if source == "router":
         for other in RULE_SPLITS:
             other_path = split_file(router_folder, "valid").parent / f"{other}.csv"
             if other_path.resolve() != path.resolve() and other_path.is_file():
-                rule_sets[other] = load_split(other_path, router.teams)
-    oof = out_of_fold(rows, router.teams, source, folds, router.meta, epochs, rule_sets, scheduler, workers, log=log,
-                      settings={"split": name, "split_sha256": file_sha256(path), "router": str(router_folder)})
+                rule_sets[other] = load_split(other_path, teams)
+    oof = out_of_fold(rows, teams, source, folds, meta, epochs, rule_sets, scheduler, workers, log=log,
+                      settings={"split": name, "split_sha256": file_sha256(path), "router": str(router_folder)},
+                      kind=kind, size_limit=not ignore_size_limit,
+                      instead=baseline_command(router_folder, split, folds))
     if source == "router":
         oof.settings["epochs_requested"] = epochs
     write_cache(oof, cache)
@@ -73,10 +115,12 @@ def compute_oof(router_folder: Path, split: str = "train", folds: int = DEFAULT_
 def label_issues(router_folder: Path, out: Path, split: str = "train", folds: int = DEFAULT_FOLDS,
                  epochs: int | None = None, source: str = "router", workers: int | None = None,
                  scheduler: str | None = None, method: str = "self_confidence", evidence_rows: int = EVIDENCE_ROWS,
-                 recompute: bool = False, log: Callable[[str], None] = lambda _m: None) -> dict:
-    """Rank the split's suspect labels into `out` (CSV) and `out`.json (the summary), both atomically."""
+                 recompute: bool = False, log: Callable[[str], None] = lambda _m: None,
+                 ignore_size_limit: bool = False) -> dict:
+    """Rank the split's suspect labels into `out` (CSV) and `out`.json (the summary), both atomically. The token
+    evidence is the Tiny router's deletion effects; an encoder router's tickets get none (its deletion effects are
+    on the Interpretation page)."""
     from ticketnet.data.tickets import load_split
-    from ticketnet.router import Router
 
     t0 = time.perf_counter()
     out = Path(out)
@@ -86,14 +130,22 @@ def label_issues(router_folder: Path, out: Path, split: str = "train", folds: in
         raise LabelsError(f"--evidence-rows must be 0 or more, got {evidence_rows}")
     if not out.parent.is_dir():
         raise LabelsError(f"--out {out}: the folder {out.parent} does not exist")
-    oof = compute_oof(router_folder, split, folds, epochs, source, workers, scheduler, recompute, log)
-    router = Router.load(Path(router_folder) / "router.pt")
-    rows = load_split(split_file(Path(router_folder), split), router.teams)
+    oof = compute_oof(router_folder, split, folds, epochs, source, workers, scheduler, recompute, log,
+                      ignore_size_limit)
+    teams, _, kind = router_card(router_folder)
+    rows = load_split(split_file(Path(router_folder), split), teams)
     ranked = rank_issues(oof, {r["ticket_id"]: r["text"] for r in rows}, method, wrong_labels(rows))
-    t_rank = time.perf_counter()
-    ranked = with_evidence(ranked, router, evidence_rows)
-    log(f"token evidence for the top {min(evidence_rows, len(ranked)):,} tickets in "
-        f"{time.perf_counter() - t_rank:.1f} s")
+    if kind == ENCODER:
+        evidence_rows = 0
+        log("no token evidence: it is the Tiny router's deletion effects (an encoder router's are on the "
+            "Interpretation page)")
+    else:
+        from ticketnet.router import Router
+
+        t_rank = time.perf_counter()
+        ranked = with_evidence(ranked, Router.load(Path(router_folder) / "router.pt"), evidence_rows)
+        log(f"token evidence for the top {min(evidence_rows, len(ranked)):,} tickets in "
+            f"{time.perf_counter() - t_rank:.1f} s")
     result = summary(oof, ranked, method, evidence_rows)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["written"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
