@@ -31,7 +31,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "train": {"_runtime", "paths", "data", "nn", "metrics", "baseline", "card", "router", "predictions", "catalog",
               "training"},
     "interpret": {"_runtime", "data", "nn", "card", "router", "lens", "interpret", "encoder"},
-    "policy": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "policy"},
+    "policy": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "policy", "loading"},
     "lesson": {"_runtime", "paths", "nn", "lesson"},
     "corpus": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "interpret", "predict", "corpus",
                "policy", "catalog", "loading", "encoder"},

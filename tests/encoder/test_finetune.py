@@ -143,3 +143,47 @@ def test_predict_routes_with_an_encoder_router(tuned, capsys, tmp_path):
     assert main(["predict", str(src), "--router", str(out), "--out", str(tmp_path / "out.csv")]) == 0
     rows = (tmp_path / "out.csv").read_text(encoding="utf-8").splitlines()
     assert rows[0].startswith("ticket_id,team,confidence,p_account") and len(rows) == 3
+
+
+@pytest.fixture
+def tuned_copy(tuned, tmp_path):
+    import shutil
+
+    data, out, card = tuned
+    copy = tmp_path / "small"
+    shutil.copytree(out, copy)
+    shutil.copytree(data, copy / "data")                  # its splits beside it, as a router trained on an export
+    return copy / "data", copy, card
+
+
+def test_evaluate_scores_an_encoder_router_beside_its_baseline(tuned_copy, capsys):
+    data, out, card = tuned_copy
+    assert main(["evaluate", "--router", str(out), "test"]) == 0
+    text = capsys.readouterr().out
+    assert f"accuracy {card['metrics']['test']['accuracy']:.4f}" in text
+    assert f"routes {card['baseline']['metrics']['test']['accuracy']:.4f} of these tickets" in text
+
+
+def test_baseline_refits_the_same_baseline_and_keeps_the_predictions_fresh(tuned_copy, capsys):
+    from ticketnet.predictions import has_predictions
+
+    data, out, card = tuned_copy
+    assert main(["baseline", "--router", str(out)]) == 0
+    refit = json.loads((out / "router.json").read_text())["baseline"]
+    assert refit["metrics"] == card["baseline"]["metrics"] and refit["C"] == card["baseline"]["C"]
+    assert has_predictions(out / "encoder.safetensors", "test", data / "test.csv")
+
+
+def test_policy_and_predictions_run_on_an_encoder_router(tuned_copy, capsys):
+    from ticketnet.encoder.card import load_encoder_card
+    from ticketnet.policy import load_policy
+
+    data, out, _ = tuned_copy
+    assert main(["policy", "--router", str(out), "--precision", "0.9", "--alpha", "0.1"]) == 0
+    assert "stored in" in capsys.readouterr().out
+    card = load_encoder_card(out)
+    policy = load_policy(card)
+    team = card.teams[0]
+    assert card.confidence_rule(team)[0] == pytest.approx(policy.thresholds.thresholds[team])
+    assert main(["predictions", "--router", str(out)]) == 0
+    assert "test: 40 tickets" in capsys.readouterr().out

@@ -36,14 +36,14 @@ def _print_policy_result(result: dict, policy, teams) -> None:
 
 
 def _policy(args: argparse.Namespace) -> int:
-    from ticketnet.card import load_card
+    from ticketnet.loading import load_any_card
     from ticketnet.paths import router_data
     from ticketnet.policy import load_policy, store_policy
     from ticketnet.policy._checks import check_alpha, check_target
     from ticketnet.policy.fit import FIT_SPLIT, REPORT_SPLITS, evaluate_policy, fit_policy, split_scores
 
     weights = router_weights(args)
-    card = load_card(weights)
+    card = load_any_card(weights)
     teams = card.teams
     data = router_data(weights.parent)
     fitting = args.precision is not None or args.coverage is not None

@@ -12,16 +12,21 @@ from ticketnet.cli.common import ROUTER_HELP, router_weights
 
 def _evaluate(args: argparse.Namespace) -> int:
     from ticketnet.data.tickets import load_split
+    from ticketnet.loading import load_router
     from ticketnet.paths import router_data
-    from ticketnet.router import Router
-    from ticketnet.training import evaluate
+    from ticketnet.training import evaluate, evaluate_probs, team_indices
 
     weights = router_weights(args)
-    router = Router.load(weights)
+    router = load_router(weights)                      # either kind
     folder = router_data(weights.parent)
     split = args.split or ("handwritten" if (folder / "handwritten.csv").is_file() else "test")
     path = Path(split) if split.endswith(".csv") else folder / f"{split}.csv"
-    m = evaluate(router.model, load_split(path, router.teams), router.vocab, router.teams)
+    rows = load_split(path, router.teams)
+    if router.kind == "tiny":
+        m = evaluate(router.model, rows, router.vocab, router.teams)
+    else:
+        probs = router.predict_texts([r["text"] for r in rows])
+        m = evaluate_probs(probs, team_indices(rows, router.teams), rows, router.teams)
     lo, hi = m["accuracy_interval"]
     print(f"{path}: {m['n']} tickets, accuracy {m['accuracy']:.4f} (95 % interval {lo:.3f}–{hi:.3f}), "
           f"macro F1 {m['macro_f1']:.4f}, ECE {m['ece']:.4f}"
@@ -48,10 +53,18 @@ def _evaluate_parser(sub) -> None:
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    from ticketnet.train import record_baseline
+    from ticketnet.catalog import is_encoder
 
     weights = router_weights(args)
-    base = record_baseline(weights, log=lambda m: print(m, file=sys.stderr, flush=True))
+    log = lambda m: print(m, file=sys.stderr, flush=True)                  # noqa: E731
+    if is_encoder(weights):
+        from ticketnet.encoder.finetune import record_baseline
+
+        base = record_baseline(weights.parent, log=log)
+    else:
+        from ticketnet.train import record_baseline
+
+        base = record_baseline(weights, log=log)
     for split, m in base["metrics"].items():
         print(f"baseline on {split}: accuracy {m['accuracy']:.4f}, macro F1 {m['macro_f1']:.4f} (n = {m['n']:,})")
     print(f"recorded in {weights.parent / 'router.json'} (C {base['C']:g}, {base['seconds']:.0f} s)")
@@ -67,12 +80,12 @@ def _baseline_parser(sub) -> None:
 
 
 def _predictions(args: argparse.Namespace) -> int:
+    from ticketnet.loading import load_router
     from ticketnet.paths import router_data
     from ticketnet.predictions import FOLDER, write_predictions
-    from ticketnet.router import Router
 
     weights = router_weights(args)
-    manifest = write_predictions(Router.load(weights), weights,
+    manifest = write_predictions(load_router(weights), weights,
                                  Path(args.data) if args.data else router_data(weights.parent))
     for split, entry in manifest["splits"].items():
         print(f"{split}: {entry['tickets']:,} tickets, accuracy {entry['accuracy']:.4f}")

@@ -379,3 +379,26 @@ def save(router: EncoderRouter, stored: dict[str, torch.Tensor], out: Path, base
         router.tokenizer.save(str(out / TOKENIZER))
     write_atomic(out / CARD, (json.dumps(router.meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     write_atomic(out / WEIGHTS, io.BytesIO(blob).getvalue())
+
+
+def record_baseline(folder: Path, log: Callable[[str], None] = print) -> dict:
+    """Fit the baseline again on the rows this encoder router was fine-tuned on (the same stratified sample where it
+    took one) and record it in its router.json, atomically; the weights stay as they are, and the stored predictions
+    are written again under the new card's hash."""
+    from ticketnet.paths import router_data
+
+    folder = Path(folder)
+    try:
+        meta = json.loads((folder / CARD).read_text(encoding="utf-8"))
+        teams, train = tuple(meta["teams"]), meta.get("train", {})
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EncoderError(f"{folder / CARD}: not an encoder router's card ({exc})") from None
+    _, train_rows, evaluated = load_splits(router_data(folder), teams)
+    sample, seed = train.get("train_sample"), int(train.get("seed", 0))
+    if sample is not None and sample < len(train_rows):
+        train_rows = stratified_rows(train_rows, int(sample), seed)
+    log(f"fitting the TF-IDF + logistic regression baseline on the router's {len(train_rows):,} training tickets")
+    meta["baseline"] = fit_baseline(train_rows, evaluated["valid"], list(teams), evaluated, seed=seed)
+    write_atomic(folder / CARD, (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_predictions(EncoderRouter.load(folder), folder / WEIGHTS, router_data(folder))
+    return meta["baseline"]

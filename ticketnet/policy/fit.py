@@ -74,15 +74,15 @@ def split_scores(weights: Path, split: str, data: Path, router=None) -> SplitSco
     table, source = read_predictions(weights, split, csv), STORED
     if table is None:
         if router is None:
-            from ticketnet.router import Router
+            from ticketnet.loading import load_router
 
-            router = Router.load(weights)
+            router = load_router(weights)
         table, source = routed_table(router, load_split(csv, router.teams)), ROUTED
         teams = router.teams
     else:
-        from ticketnet.card import load_card
+        from ticketnet.loading import load_any_card
 
-        teams = load_card(weights).teams
+        teams = load_any_card(weights).teams
     return scores_from_table(table, teams, split, source, file_sha256(csv))
 
 

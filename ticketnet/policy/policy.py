@@ -77,9 +77,9 @@ def store_policy(router_dir: str | Path, policy: Policy) -> Path:
 
 
 def load_policy(router: str | Path | Mapping | RouterCard) -> Policy | None:
-    """The policy stored in a router folder's router.json (or in a card's metadata dict, or a RouterCard), or None
-    when it has none; raises ValueError for a stored policy that cannot be read."""
-    if isinstance(router, RouterCard):
+    """The policy stored in a router folder's router.json (or in a card's metadata dict, or a card of either router
+    kind), or None when it has none; raises ValueError for a stored policy that cannot be read."""
+    if isinstance(router, RouterCard) or isinstance(getattr(router, "meta", None), Mapping):
         meta: Mapping = router.meta
     elif isinstance(router, Mapping):
         meta = router
