@@ -16,6 +16,7 @@ from ticketnet import DataError
 from ticketnet.interpret import DISAGREEMENT, ROLLOUT, TAU
 
 FOLDER_KEY = views.CORPUS_FOLDER_KEY
+SCAN_LEVEL_KEY = "corpus_scan_level"
 TABLE_KEY = "corpus_table"
 PICK_KEY = "corpus_pick_id"
 CONFUSION_KEY = "corpus_confusion"
@@ -31,10 +32,10 @@ st.caption("A whole ticket stream, interpreted ticket by ticket on a Dask cluste
            "to look at. Opening a scan reads only its aggregates; the ticket list is queried on disk as you filter.")
 
 
-def scan_with_progress(inputs, out: Path, what: str) -> bool:
+def scan_with_progress(inputs, out: Path, what: str, level: str) -> bool:
     bar = st.progress(0.0, text=f"Scanning {what}…")
     try:
-        corpus_data.run_scan(inputs, out, lambda f, words: bar.progress(min(1.0, f), text=words))
+        corpus_data.run_scan(inputs, out, lambda f, words: bar.progress(min(1.0, f), text=words), level=level)
     except (DataError, ValueError, OSError) as exc:
         bar.empty()
         st.error(f"**The scan could not run.** {md_escape(exc)}", icon=":material/error:")
@@ -45,34 +46,40 @@ def scan_with_progress(inputs, out: Path, what: str) -> bool:
 
 # -- which scan ------------------------------------------------------------------------------------------------
 scans = corpus_data.found_scans()
+levels = corpus_data.scan_levels()
 with st.expander("Scan your own tickets", icon=":material/upload_file:", expanded=not scans):
+    scan_level = levels[0]
+    if len(levels) > 1:
+        # An encoder router removes every word of every ticket, twice, at level effects (40 to 90 times route's
+        # work): route first, effects for those who wait for it.
+        scan_level = st.segmented_control(
+            "Level of a new scan", levels, key=SCAN_LEVEL_KEY, default=levels[0], required=True, width="content",
+            help="route: team, confidence and the card's flags; effects: + every word removed, attention τ and the "
+                 "word aggregates. An encoder router has no level full: ERASER is computed for the Tiny router only."
+        ) or levels[0]
     st.markdown(f"Upload a CSV (`ticket_id,text`, optionally `team`) or a Parquet file with those columns, up to "
                 f"{corpus_data.UPLOAD_LIMIT_MB} MB (about 250,000 tickets of 200 characters). It is checked "
                 "like the command line's input, kept outside the repository, and scanned on a local Dask cluster "
-                "(one worker per core) at level *full*.")
+                f"(one worker per core) at level *{scan_level}*.")
     upload = st.file_uploader("Tickets file", type=["csv", "parquet"], key="corpus_upload")
     if upload is not None and st.button("Scan this file", icon=":material/play_arrow:", key="scan_upload"):
         saved = corpus_data.save_upload(upload.name, upload.getvalue())
         out = corpus_data.upload_scan_folder(saved)
-        if scan_with_progress(saved, out, md_escape(upload.name)):
+        if scan_with_progress(saved, out, md_escape(upload.name), scan_level):
             st.session_state[FOLDER_KEY] = str(out)
             st.rerun()
 
-if not scans and model.is_encoder_router():
-    st.info("The corpus scan reads the Tiny router's tokens and blocks; an encoder router's scan is not built yet. "
-            "Pick a Tiny router in the sidebar to scan, or route an encoder router's tickets on the command line "
-            "with `.venv/bin/python -m ticketnet predict`.", icon=":material/info:")
-    st.stop()
 if not scans:
-    # About 50 tickets a second on two cores at level full: Larkfield's 3,000 take about a minute.
     n_inputs = sum(corpus_data.rows_in(p) for p in corpus_data.shipped_inputs())
-    st.info(f"No scan yet. Scan this router's valid and test splits ({n_inputs:,} tickets, about "
-            f"{max(1, round(n_inputs / 50)):,} s on two cores"
+    st.info(f"No scan yet. Scan this router's valid and test splits ({n_inputs:,} tickets"
+            + (f" at level *{scan_level}*" if len(levels) > 1 else "")
+            + f", about {corpus_data.seconds_for(n_inputs, scan_level):,} s on two cores"
             + ("; the same as `make corpus-demo`" if model.router_name() == model.DEFAULT_ROUTER else "")
             + "), or upload your own tickets above.", icon=":material/info:")
     if st.button("Scan the valid and test splits", icon=":material/play_arrow:", type="primary",
                  key="scan_shipped"):
-        if scan_with_progress(corpus_data.shipped_inputs(), corpus_data.shipped_folder(), "valid and test"):
+        if scan_with_progress(corpus_data.shipped_inputs(), corpus_data.shipped_folder(), "valid and test",
+                              scan_level):
             st.rerun()
     st.stop()
 
@@ -92,9 +99,14 @@ except ValueError as exc:
 summary = scan.summary
 teams = list(summary["teams"])
 labelled = summary["accuracy"] is not None
-LEVEL_HAS = {"route": "team and confidence only", "effects": "team, confidence, deletion effects, attention τ and the "
-             "token aggregates (no ERASER)", "full": "everything: deletion effects, attention τ, token aggregates and "
-             "ERASER"}
+by_word = corpus_data.is_encoder_scan(scan)     # an encoder router's scan: words removed, the card's flags
+LEVEL_HAS = ({"route": "team, confidence and the card's flags (an encoder router's scan)",
+              "effects": "team, confidence, the card's flags, every word removed, attention τ and the word "
+                         "aggregates (an encoder router's scan: no ERASER)"} if by_word else
+             {"route": "team and confidence only", "effects": "team, confidence, deletion effects, attention τ and "
+              "the token aggregates (no ERASER)", "full": "everything: deletion effects, attention τ, token "
+              "aggregates and ERASER"})
+UNIT = "word" if by_word else "token"
 st.caption(f"{summary['tickets']:,} tickets · level **{scan.level}**: {LEVEL_HAS[scan.level]} · weights "
            f"`{scan.manifest['weights']['sha256'][:12]}` · input `{scan.manifest['input']['sha256'][:12]}`")
 
@@ -110,11 +122,20 @@ metrics.metric("tickets", f"{summary['tickets']:,}", width="content")
 metrics.metric("accuracy", f"{summary['accuracy']:.3f}" if labelled else "no labels", width="content",
                help=f"on the {summary['labelled']:,} tickets with a team" if labelled else "the input had no team "
                                                                                             "column")
-metrics.metric("truncated", f"{summary['truncated']:,}", help="longer than the router reads (256 tokens)",
-               width="content")
-if ROLLOUT.name in summary.get(TAU, {}):
+metrics.metric("truncated", f"{summary['truncated']:,}", width="content",
+               help="longer than the router reads (" + ("its maximum of pieces" if by_word else "256 tokens") + ")")
+flags = summary.get("flags") or {}
+if "low_confidence" in flags:
+    metrics.metric("below the confidence threshold", f"{flags['low_confidence']:,}", width="content",
+                   help="the router's card would not route these on its own: their confidence is under the threshold "
+                        "of its rule (the stored policy's, else the calibrated minimum)")
+if "unfamiliar" in flags:
+    metrics.metric("unlike the training tickets", f"{flags['unfamiliar']:,}", width="content",
+                   help="farther from every team's training tickets, in the space the classifier reads, than 99 % of "
+                        "the validation tickets")
+if summary.get(TAU, {}).get(ROLLOUT.name, {}).get("mean") is not None:
     metrics.metric("mean τ, rollout vs effect", f"{summary[TAU][ROLLOUT.name]['mean']:.3f}", width="content",
-                   help="Kendall τ between attention rollout and the deletion effect, averaged over tickets")
+                   help=f"Kendall τ between attention rollout and the {UNIT}'s deletion effect, averaged over tickets")
 overview = st.container(horizontal=True, gap="large")
 with overview.container(width=corpus_charts.SUMMARY_PX):
     st.subheader("Routing mix")
@@ -159,15 +180,19 @@ if policy is not None:
 st.header("What the router relies on, per team", divider="gray")
 if scan.tokens is None:
     st.info("This scan was made at level *route*: it has each ticket's team and confidence, but no deletion effects "
-            "or attention. Scan with `--level effects` or `full` to see what the router relies on.")
+            "or attention. Scan with `--level effects`" + ("" if by_word else " or `full`")
+            + " to see what the router relies on.")
 else:
     choice = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
     team = choice.segmented_control("Team", teams, key="corpus_team", required=True, default=view.start("corpus_team"),
                                     width="content") or teams[0]
-    min_tickets = choice.number_input("Tokens seen in at least … tickets", 1, corpus_data.MIN_TICKETS_MAX,
+    min_tickets = choice.number_input(f"{UNIT.capitalize()}s seen in at least … tickets", 1, corpus_data.MIN_TICKETS_MAX,
                                       key="corpus_min_tickets", width=230, value=view.start("corpus_min_tickets") or "min")
     reliance = corpus_charts.reliance_frame(scan.tokens, team, int(min_tickets))
-    st.markdown("Each point is a word (token) in tickets routed to this team. **Right** means attention flows to it "
+    st.markdown(("Each point is a word in tickets routed to this team (as the ticket wrote it, lowercased; removing "
+                 "it takes out all its pieces). " if by_word else
+                 "Each point is a word (token) in tickets routed to this team. ")
+                + "**Right** means attention flows to it "
                 "(its mean share of the pooled representation, by rollout); **up** means deleting it lowers the "
                 "team's probability. Points on the dashed line get as much attention as their deletion matters. "
                 "**Far above the line**: words the router depends on while attention barely shows them; **far below**: "
@@ -184,6 +209,7 @@ else:
             table = reliance[["token", "tickets", "mean_effect", "median_effect", "mean_rollout", "top_effect_share",
                               "effect minus attention"]].sort_values("mean_effect", ascending=False)
             st.dataframe(table, hide_index=True, width="stretch", height=420, column_config={
+                "token": st.column_config.TextColumn(UNIT),
                 "mean_effect": st.column_config.NumberColumn("mean effect", format="%.4f"),
                 "median_effect": st.column_config.NumberColumn("median effect", format="%.3f"),
                 "mean_rollout": st.column_config.NumberColumn("mean rollout", format="%.4f"),
@@ -305,6 +331,13 @@ event = st.dataframe(listed, key=f"{TABLE_KEY}_{hash(filters)}", on_select="reru
                          DISAGREEMENT: st.column_config.NumberColumn("attention disagrees", format="%.2f"),
                          "top_effect_1": st.column_config.TextColumn("top word by effect"),
                          "top_rollout_1": st.column_config.TextColumn("top word by rollout"),
+                         "low_confidence": st.column_config.CheckboxColumn(
+                             "low confidence", help="below the threshold of the router's rule: not routed on its own"),
+                         "unfamiliar": st.column_config.CheckboxColumn(
+                             "unlike training", help="farther from the training tickets than 99 % of validation's"),
+                         "distance": st.column_config.NumberColumn(
+                             "distance", format="%.1f", help="from the nearest team's training tickets, in the "
+                                                             "space the classifier reads"),
                          "set_aside_chars": st.column_config.NumberColumn(
                              "set aside", help="characters of quoted history, forwarded chain or signature the "
                                                "router did not read (0: it read the whole ticket)")})

@@ -87,6 +87,29 @@ def has_label_confidence(scan: query.Scan) -> bool:
     return _has_label_confidence(str(scan.folder), stamp(scan.folder / "summary.json"))
 
 
+# Tickets a second on two cores (a local cluster of two workers), by router kind and level: what the page's time
+# estimates read. The Tiny router's from `make corpus-demo`; the encoder router's from `bench --corpus --corpus-encoder`
+# on larkfield-minilm (docs/corpus.md), whose word removals make effects the slow level.
+RATES = {"tiny": {"full": 50.0}, "encoder": {"route": 40.0, "effects": 0.9}}
+ENCODER_LEVELS = ("route", "effects")    # an encoder router's scan has no level full (ERASER: the Tiny router only)
+
+
+def scan_levels() -> tuple[str, ...]:
+    """The levels the page scans this session's router at: full for the Tiny router, route or effects for an encoder."""
+    return ENCODER_LEVELS if model.is_encoder_router() else ("full",)
+
+
+def seconds_for(tickets: int, level: str) -> int:
+    """About how long the page's scan of `tickets` takes on two cores."""
+    rate = RATES["encoder" if model.is_encoder_router() else "tiny"].get(level, RATES["tiny"]["full"])
+    return max(1, round(tickets / rate))
+
+
+def is_encoder_scan(scan: query.Scan) -> bool:
+    """Whether an encoder router made the scan: its tokens are the encoder's words, and it carries the card's flags."""
+    return scan.summary.get("router_kind") == "encoder"
+
+
 def shipped_inputs() -> list[Path]:
     return [model.data_folder() / "valid.csv", model.data_folder() / "test.csv"]
 

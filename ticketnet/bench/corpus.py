@@ -1,5 +1,5 @@
 """Corpus benchmarks (`bench --corpus`): scan throughput against in-process interpret_split, worker memory as the
-corpus grows, and the Corpus page's open and filter times on a big scan."""
+corpus grows, the encoder router's scan throughput, and the Corpus page's open and filter times on a big scan."""
 
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ def synth(n: int, out: Path) -> Path:
     return out
 
 
-def scan(input_path: Path, out: Path, level: str, workers: int, partition_size: int) -> dict:
+def scan(input_path: Path, out: Path, level: str, workers: int, partition_size: int, router: Path | None = None,
+         scheduler: str | None = None) -> dict:
     """A scan run as the command line runs it (its own client process), its manifest's run record back."""
     command = [sys.executable, "-m", "ticketnet", "scan", str(input_path), "--out", str(out), "--level", level,
-               "--workers", str(workers), "--partition-size", str(partition_size), "--overwrite"]
+               "--workers", str(workers), "--partition-size", str(partition_size), "--overwrite",
+               *(["--router", str(router)] if router is not None else []),
+               *(["--scheduler", scheduler] if scheduler is not None else [])]
     t0 = time.perf_counter()
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
@@ -81,6 +84,37 @@ def throughput(work: Path, n: int, log: Callable[[str], None]) -> dict:
     out["two_workers_vs_one"] = two / one
     log(f"1 worker = {out['one_worker_vs_in_process']:.2f}x in-process; 2 workers = {out['two_workers_vs_one']:.3f}x "
         f"1 worker (means of runs 1-4 and 2-3)")
+    return out
+
+
+def encoder_throughput(work: Path, folder: Path, n: int, log: Callable[[str], None]) -> dict:
+    """The encoder router's scan of the first n test tickets of its data at level route and effects: in the client's
+    process (the synchronous scheduler, one torch thread) and on a local cluster of 2 workers, partitions of n / 4."""
+    import csv
+
+    from ticketnet.paths import router_data
+
+    rows = []
+    with open(router_data(folder) / "test.csv", encoding="utf-8", newline="") as f:
+        for r in csv.DictReader(f):
+            rows.append(r)
+            if len(rows) == n:
+                break
+    tickets = work / f"encoder-test-{len(rows)}.csv"
+    with open(tickets, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out: dict = {"router": str(folder), "tickets": len(rows)}
+    for level in ("route", "effects"):
+        for how, workers, scheduler in (("synchronous", 1, "synchronous"), ("workers_2", 2, None)):
+            r = scan(tickets, work / f"scan-encoder-{level}-{how}", level, workers, max(1, len(rows) // 4), folder,
+                     scheduler)
+            out[f"{level} {how}"] = r
+            log(f"encoder scan ({folder.name}) --level {level}, {how.replace('_', ' ')}, {len(rows):,} tickets: "
+                f"{r['tickets_per_second']:.1f} tickets/s while computing ({r['compute_seconds']:.1f} s; "
+                f"{r['command_seconds']:.1f} s for the whole command)"
+                + (f", worker peak {max(r['worker_peak_rss_mb']):.0f} MB" if r.get("worker_peak_rss_mb") else ""))
     return out
 
 
@@ -146,11 +180,20 @@ def page(scan_dir: Path, log: Callable[[str], None], token: str = "refund") -> d
 
 
 def run_corpus(work: Path, size: int, memory_sizes: tuple[int, ...], page_scans: list[Path],
-               log: Callable[[str], None] = print) -> dict:
+               log: Callable[[str], None] = print, encoder_size: int = 0) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     report: dict = {}
     if size:
         report["throughput"] = throughput(work, size, log)
+    if encoder_size:
+        from ticketnet.catalog import ENCODER_WEIGHTS
+        from ticketnet.paths import weights_dir
+
+        folder = weights_dir() / "larkfield-minilm"
+        if (folder / ENCODER_WEIGHTS).is_file():
+            report["encoder_throughput"] = encoder_throughput(work, folder, encoder_size, log)
+        else:
+            log(f"encoder scan skipped: {folder} holds no {ENCODER_WEIGHTS}")
     if memory_sizes:
         report["memory"] = memory(work, memory_sizes, log)
     for p in page_scans:

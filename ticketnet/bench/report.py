@@ -18,7 +18,8 @@ def main(args) -> int:
 
         sizes = tuple(int(x) for x in args.corpus_memory.split(",") if x.strip())
         report["corpus"] = run_corpus(Path(args.corpus_work), args.corpus_size, sizes,
-                                      [Path(p) for p in args.corpus_page or []], log=print)
+                                      [Path(p) for p in args.corpus_page or []], log=print,
+                                      encoder_size=getattr(args, "corpus_encoder", 0))
     else:
         from ticketnet.bench.cases import run_all
 

@@ -26,6 +26,8 @@ def _bench_parser(sub) -> None:
                                                          "memory, Corpus page timings; minutes to an hour)")
     p.add_argument("--corpus-size", type=int, default=20_000, help="tickets for the throughput case (0: skip)")
     p.add_argument("--corpus-memory", default="20000,100000", help="corpus sizes for the memory case ('' : skip)")
+    p.add_argument("--corpus-encoder", type=int, default=300, metavar="N",
+                   help="test tickets for the encoder router's scan case (weights/larkfield-minilm; 0: skip)")
     p.add_argument("--corpus-page", action="append", metavar="SCAN_DIR", help="time the Corpus page on this scan")
     p.add_argument("--corpus-work", default="artifacts/bench/corpus", help="where corpora and scans are written")
     p.add_argument("--router", help=ROUTER_HELP)

@@ -14,6 +14,7 @@ TAU_BINS = 40                        # [−1, 1] in steps of 0.05
 EFFECT_STEP = 1e-3                   # a token's median effect is read off a histogram of this width (exact to ±0.0005)
 TOKEN_SUMS = ("tickets", "effect_sum", "rollout_sum", "top_effect")
 AOPC = "aopc"                        # the summary's mean AOPC: {metric: {signal: mean}}
+FLAGS = "flags"                      # an encoder scan's flag counts: {"low_confidence": n, "unfamiliar": n or None}
 
 
 def _hist(values: np.ndarray, bins: int, lo: float, hi: float) -> list[int]:
@@ -81,6 +82,8 @@ def merge_partials(partials: Sequence[dict], teams: Sequence[str], level: str) -
         AOPC: {metric: {signal: v["sum"] / v["count"] if v["count"] else None for signal, v in sorted(by.items())}
                for metric, by in sorted(total[AOPC].items())},
     }
+    if FLAGS in total:                 # an encoder router's scan: its card's flags, counted
+        summary[FLAGS] = total[FLAGS]
     return summary
 
 
@@ -115,10 +118,11 @@ def median_from_hist(hist: pd.DataFrame) -> pd.Series:
     return ((at_lo + at_hi) / 2 * EFFECT_STEP).rename("median_effect")
 
 
-def merge_tokens(sums: Sequence[pd.DataFrame], hists: Sequence[pd.DataFrame], itos: Sequence[str],
+def merge_tokens(sums: Sequence[pd.DataFrame], hists: Sequence[pd.DataFrame], itos: Sequence[str] | None,
                  teams: Sequence[str], blocks: int) -> pd.DataFrame:
     """tokens.parquet: one row per (predicted team, token) seen: tickets, mean and median deletion effect on the
-    team, mean rollout share, mean attention received per block, top-effect count and share."""
+    team, mean rollout share, mean attention received per block, top-effect count and share. `itos` names the
+    Tiny router's token ids; None where the partials are keyed by the text itself (an encoder scan's words)."""
     attn = [f"attention b{b + 1}" for b in range(blocks)]
     s = pd.concat(sums, ignore_index=True).groupby(["team", "token"], sort=True).sum(numeric_only=True)
     h = pd.concat(hists, ignore_index=True).groupby(["team", "token", "bin"], sort=True)["count"].sum().reset_index()
@@ -131,6 +135,6 @@ def merge_tokens(sums: Sequence[pd.DataFrame], hists: Sequence[pd.DataFrame], it
     out["top_effect_share"] = out["top_effect"] / out["tickets"]
     out = out.reset_index()
     out.insert(0, "team", [teams[i] for i in out.pop("team")])
-    out.insert(1, "token", [itos[i] for i in out.pop("token")])
+    out.insert(1, "token", [itos[i] for i in out.pop("token")] if itos is not None else out.pop("token").astype(str))
     return out.sort_values(["team", "tickets", "token"], ascending=[True, False, True], kind="stable",
                            ignore_index=True)

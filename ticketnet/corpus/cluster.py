@@ -18,7 +18,7 @@ PLUGIN = "ticketnet-router"
 
 
 class RouterPlugin(WorkerPlugin):
-    """Loads the router when a worker joins (and again when a dead worker is replaced): tasks carry only a
+    """Loads the router (Tiny or encoder) when a worker joins (and again when a dead worker is replaced): tasks carry only a
     partition's path and rows, never the weights. The worker must see `weights` at the same path (shared disk)
     and its files must hash to `sha256`, so every worker computes with exactly the client's router."""
 
@@ -32,13 +32,15 @@ class RouterPlugin(WorkerPlugin):
         import torch
 
         from ticketnet._runtime.allocator import keep_freed_memory
-        from ticketnet.router import Router
+        from ticketnet.loading import load_router
 
         torch.set_num_threads(1)           # one process per core: intra-op threads would only fight each other
+        # An encoder router's tokenizer would start a thread pool of its own for the same core.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         keep_freed_memory()
         if weights_hash(self.weights) != self.sha256:
             raise ScanError(f"{self.weights} on worker {worker.address} differs from the client's weights")
-        self.router = Router.load(self.weights)
+        self.router = load_router(self.weights)    # either kind; an encoder's libraries are imported here, in the worker
 
     def __getstate__(self) -> dict:        # sent to every worker: the path and hash, never a loaded model
         return {"weights": self.weights, "sha256": self.sha256, "router": None}

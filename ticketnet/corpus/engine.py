@@ -17,10 +17,12 @@ from ticketnet.corpus.manifest import ScanError
 from ticketnet.corpus.scan import check_level, done_marker, part_name, scan_partition
 from ticketnet.corpus.source import Partition, input_files, input_hash, open_source
 from ticketnet.catalog import is_encoder
+from ticketnet.loading import load_router
 from ticketnet.paths import weights_path
 
 PARTITION_SIZE = 50_000
 SYNCHRONOUS = "synchronous"          # --scheduler synchronous: dask's in-process scheduler, no cluster (tests, debugging)
+ROUTER_KIND = "router_kind"           # in an encoder scan's summary: "encoder" (a Tiny router's scan has none)
 OUTPUTS = ("tickets", "parts", "input", "tokens.parquet", "summary.json", mf.MANIFEST)
 
 
@@ -77,9 +79,7 @@ def _run_synchronous(parts: list[Partition], level: str, out: Path, weights: Pat
                      run: dict) -> None:
     import dask
 
-    from ticketnet.router import Router
-
-    router = Router.load(weights)
+    router = load_router(weights)
     run["workers"], run["ready"] = 0, time.perf_counter()
     for part in parts:                # one partition at a time, so progress moves and a Ctrl-C loses one at most
         done(dask.delayed(scan_partition)(router, part, level, str(out)).compute(scheduler=SYNCHRONOUS))
@@ -106,13 +106,16 @@ def _run_distributed(parts: list[Partition], level: str, out: Path, weights: Pat
         run["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
 
 
-def merge(out: Path, level: str, teams, itos, blocks: int) -> dict:
-    """summary.json and tokens.parquet from the partitions' partial sums (small files, read in partition order)."""
+def merge(out: Path, level: str, teams, itos, blocks: int, kind: str = "tiny") -> dict:
+    """summary.json and tokens.parquet from the partitions' partial sums (small files, read in partition order);
+    an encoder router's summary says so (`router_kind`), its tokens being words."""
     from ticketnet.corpus.scan import _write_json, _write_parquet
 
     markers = sorted((out / "parts").glob("part-*.json"))
     partials = [json.loads(p.read_text(encoding="utf-8"))["sums"] for p in markers]
     summary = merge_partials(partials, teams, level)
+    if kind != "tiny":
+        summary[ROUTER_KIND] = kind
     if level != "route":
         sums = [pd.read_parquet(p) for p in sorted((out / "parts").glob("part-*.tokens.parquet"))]
         hists = [pd.read_parquet(p) for p in sorted((out / "parts").glob("part-*.hist.parquet"))]
@@ -137,11 +140,10 @@ def run_scan(input_path: str | Path | list, out: str | Path, level: str = "full"
     out = Path(out)
     weights = Path(weights or weights_path())
     if is_encoder(weights):
-        raise ValueError(f"{weights.parent.name}: the corpus scan reads the Tiny router's tokens and blocks; an "
-                         "encoder router's scan is not built yet (route its tickets with `predict` instead)")
-    from ticketnet.router import Router
+        from ticketnet.corpus.encoder_scan import check_encoder_level
 
-    router = Router.load(weights)                       # fails early on bad weights; teams and vocabulary for the merge
+        check_encoder_level(level)
+    router = load_router(weights)                       # fails early on bad weights; teams and vocabulary for the merge
     files = input_files(input_path)
     new = {"format": mf.FORMAT, "level": level, "partition_size": partition_size, "versions": mf.versions(),
            "weights": {"path": str(weights.resolve()), "sha256": mf.weights_hash(weights)},
@@ -197,7 +199,9 @@ def run_scan(input_path: str | Path | list, out: str | Path, level: str = "full"
             _run_distributed(pending, level, out, weights, new["weights"]["sha256"], scheduler, workers, finished, log,
                              run)
     computed = time.perf_counter()
-    summary = merge(out, level, list(router.teams), router.vocab.itos, router.model.config.n_blocks)
+    # An encoder scan's partials are keyed by word text; the Tiny router's by token id, named by its vocabulary.
+    itos = None if is_encoder(weights) else router.vocab.itos
+    summary = merge(out, level, list(router.teams), itos, router.model.config.n_blocks, router.kind)
     end = time.perf_counter()
     # How this run went (not part of the results, which must not depend on it): wall time, the time the workers
     # computed (from the cluster being ready to the last partition), the merge, and peak memory.

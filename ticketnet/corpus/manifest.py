@@ -9,10 +9,11 @@ from pathlib import Path
 
 from ticketnet._runtime.hashing import files_hash
 from ticketnet.card import weights_files
+from ticketnet.catalog import CLASSIFIER_WEIGHTS
 
 MANIFEST = "manifest.json"
 FORMAT = 2
-LIBRARIES = ("torch", "dask", "distributed", "pyarrow", "pandas", "numpy", "duckdb")
+LIBRARIES = ("torch", "dask", "distributed", "pyarrow", "pandas", "numpy", "duckdb", "tokenizers", "safetensors")
 
 
 class ScanError(ValueError):
@@ -20,7 +21,14 @@ class ScanError(ValueError):
 
 
 def weights_hash(weights: str | Path) -> str:
-    """SHA-256 over router.pt, vocab.json and router.json: the three files that decide every number."""
+    """SHA-256 over router.pt, vocab.json and router.json: the three files that decide every number (an encoder
+    router's encoder.safetensors, tokenizer.json and router.json; a team's classifier's model.safetensors, its
+    config.json and the tokenizer.json it has)."""
+    weights = Path(weights)
+    if weights.name == CLASSIFIER_WEIGHTS:
+        tokenizer = weights.parent / "tokenizer.json"
+        return files_hash([weights, weights.parent / "config.json", *([tokenizer] if tokenizer.is_file() else [])],
+                          missing_ok=False)
     return files_hash(weights_files(weights), missing_ok=False)
 
 

@@ -107,6 +107,8 @@ def _ticket_columns(scan: Scan) -> list[str]:
 
 LABEL_CONFIDENCE = "label_confidence"
 SET_ASIDE = "set_aside_chars"        # characters of quoted history and signature the router did not read
+FLAG_COLUMNS = ("low_confidence", "unfamiliar", "distance")   # written by an encoder router's scan (the last two
+                                                             # where it stores its training tickets' statistics)
 
 
 def _connect():
@@ -126,6 +128,8 @@ def tickets(scan: Scan, f: Filters, limit: int = 500) -> tuple[pd.DataFrame, int
         cols.insert(cols.index("confidence") + 1, LABEL_CONFIDENCE)
     if SET_ASIDE in present:                       # scans made before threads were split have no such column
         cols.insert(cols.index("n") + 1, SET_ASIDE)
+    at = cols.index(LABEL_CONFIDENCE if LABEL_CONFIDENCE in cols else "confidence") + 1
+    cols[at:at] = [c for c in FLAG_COLUMNS if c in present]   # an encoder router's card flags
     order = SORTS.get(f.sort, "row")
     if scan.level == "route":
         order = order.replace("disagreement DESC NULLS LAST, ", "")

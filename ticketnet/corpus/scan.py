@@ -6,7 +6,6 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,23 +13,12 @@ import pandas as pd
 import torch
 
 from ticketnet.corpus.aggregate import ticket_partial, token_partial
+from ticketnet.corpus.result import TOP_K, PartitionResult, add_policy_columns, top_values  # noqa: F401  (TOP_K: API)
 from ticketnet.corpus.source import Partition, read_partition
 from ticketnet.interpret import signals
 from ticketnet.interpret.split import SPLIT_ERASER_SIGNALS, SplitOptions, split_records
-from ticketnet.policy.conformal import team_set_labels
-from ticketnet.policy.policy import DECIMALS, load_policy
 
 LEVELS = ("route", "effects", "full")      # how much is computed: prediction; + effects, τ, token sums; + ERASER
-TOP_K = 3                                  # top tokens kept per ticket, by deletion effect and by rollout
-
-
-@dataclass
-class PartitionResult:
-    tickets: pd.DataFrame                  # one row per ticket
-    partial: dict                          # ticket_partial's sums
-    token_sums: pd.DataFrame | None        # token_partial's sums (effects and full)
-    effect_hist: pd.DataFrame | None
-    occurrences: pd.DataFrame | None       # every token occurrence, only when asked for (tests compare with it)
 
 
 def score_column(signal: str, metric: str) -> str:
@@ -46,23 +34,18 @@ def check_level(level: str) -> str:
     return level
 
 
-def _top(values: torch.Tensor, tokens: Sequence[str], prefix: str) -> dict:
-    """The TOP_K highest `values` (ties: earlier position first) as prefix_1.., prefix_1_value.."""
-    order = torch.argsort(values.double(), descending=True, stable=True)[:TOP_K].tolist()
-    out = {}
-    for k in range(TOP_K):
-        out[f"{prefix}_{k + 1}"] = tokens[order[k]] if k < len(order) else None
-        out[f"{prefix}_{k + 1}_value"] = float(values[order[k]]) if k < len(order) else float("nan")
-    return out
-
-
 def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occurrences: bool = False) -> PartitionResult:
     """Route and (from `effects`) interpret `rows` (ticket_id, text, team or None), the input's rows row0.. .
 
     From `effects` the numbers come from `split_records`, the function behind `interpret_split`, seeded by the
     rows' places in the whole input: a ticket gets the same τ and AOPC as in `interpret_split` over that input.
+    An encoder router's rows go to `scan_encoder_rows` (by word, no level full).
     """
     check_level(level)
+    if getattr(router, "kind", None) == "encoder":
+        from ticketnet.corpus.encoder_scan import scan_encoder_rows
+
+        return scan_encoder_rows(router, rows, row0, level, keep_occurrences)
     teams = list(router.teams)
     encoded = [router.encode(r["text"]) for r in rows]
     base = pd.DataFrame({
@@ -97,13 +80,13 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
         def on_ticket(i: int, rec: dict, p: torch.Tensor, effect, sig: dict) -> None:
             toks = encoded[i].tokens
             all_probs[i] = p.double().numpy()
-            extras[i] = {"confidence": float(p.max()), **_top(sig[signals.ROLLOUT.name], toks, "top_rollout")}
+            extras[i] = {"confidence": float(p.max()), **top_values(sig[signals.ROLLOUT.name], toks, "top_rollout")}
             if label[i] is not None:
                 label_p[i] = float(p[teams.index(label[i])])
             if effect is None:                                     # one token: nothing to delete
-                extras[i].update(_top(torch.empty(0), toks, "top_effect"))
+                extras[i].update(top_values(torch.empty(0), toks, "top_effect"))
                 return
-            extras[i].update(_top(effect, toks, "top_effect"))
+            extras[i].update(top_values(effect, toks, "top_effect"))
             n = len(toks)
             top = torch.zeros(n, dtype=torch.bool)
             top[int(torch.argsort(effect.double(), descending=True, stable=True)[0])] = True
@@ -139,13 +122,7 @@ def scan_rows(router, rows: Sequence[Mapping], row0: int, level: str, keep_occur
     tickets["label_confidence"] = label_p                 # low: a label the router doubts (NaN: no label)
     rest = frame.drop(columns=["n", "predicted", "label"])
     tickets = pd.concat([tickets, rest, extra], axis=1)
-    policy = load_policy(router.meta)
-    if policy is not None and rows:                       # the policy's decision, shortlist and its size
-        probs_table = np.round(np.vstack(all_probs), DECIMALS)
-        auto, sets = policy.apply(probs_table, teams)
-        tickets["auto"] = auto
-        tickets["team_set"] = pd.array(team_set_labels(sets, teams, probs_table), dtype="string")
-        tickets["set_size"] = sets.sum(axis=1).astype(np.int16)
+    add_policy_columns(tickets, router.meta, teams, all_probs if rows else [])
     partial = ticket_partial(tickets, teams, taus, aopc)
     return PartitionResult(tickets, partial, token_sums, effect_hist, occurrences if keep_occurrences else None)
 
