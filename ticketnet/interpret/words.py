@@ -9,6 +9,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from ticketnet.data.text import token_spans
 from ticketnet.encoder.inspection import EncoderInspection
 from ticketnet.encoder.pieces import PieceEncoded
 from ticketnet.encoder.removal import WordEffects, word_effects
@@ -78,8 +79,6 @@ def word_phrases(text: str, words: TicketWords) -> list[Phrase]:
 
 
 def _phrase_starts(text: str) -> list[int]:
-    from ticketnet.data.text import token_spans
-
     spans = token_spans(text)
     return [spans[p.start][0] for p in split_phrases(text)] if spans else [0]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 import torch
@@ -48,19 +48,23 @@ def eraser_plan(ids: Tensor, signals: Mapping[str, Tensor], fractions: Sequence[
     """(signal, fraction, k, x∖r ids list, r ids list) for every signal and fraction of one ticket; the same
     split as `rationale_variants`, done on lists because a whole data split asks for hundreds of thousands."""
     ids = check_ticket(ids, min_len=2)
-    tokens, n = ids.tolist(), ids.numel()
-    sizes = [(f, _rationale_size(f, n)) for f in fractions]
-    plan = []
+    return list(_rationale_splits(ids.tolist(), ids.numel(), set, signals, fractions, "tokens"))
+
+
+def _rationale_splits(tokens: list[int], n_units: int, positions: Callable[[list[int]], set[int]],
+                      signals: Mapping[str, Tensor], fractions: Sequence[float], what: str) -> Iterator[tuple]:
+    """(signal, fraction, k, x∖r, r) per signal and fraction: r the tokens at `positions` of each signal's top k
+    of `n_units` units (`what` names them in errors), both in reading order."""
+    sizes = [(f, _rationale_size(f, n_units)) for f in fractions]
     for name, scores in signals.items():
         scores = check_vector(scores, name)
-        if scores.numel() != n:
-            raise ValueError(f"signal {name!r} scores {scores.numel()} tokens but the ticket has {n}")
+        if scores.numel() != n_units:
+            raise ValueError(f"signal {name!r} scores {scores.numel()} {what} but the ticket has {n_units}")
         ranked = by_score(scores).tolist()
         for f, k in sizes:
-            top = set(ranked[:k])
-            plan.append((name, f, k, [t for i, t in enumerate(tokens) if i not in top],
-                         [t for i, t in enumerate(tokens) if i in top]))
-    return plan
+            top = positions(ranked[:k])
+            yield (name, f, k, [t for i, t in enumerate(tokens) if i not in top],
+                   [t for i, t in enumerate(tokens) if i in top])
 
 
 def unique_rows(seqs: list[list[int]]) -> tuple[list[list[int]], list[int]]:
@@ -110,20 +114,11 @@ def eraser_by_units(model: nn.Module, ids: Sequence[int], units: Sequence[Sequen
     n_units = len(units)
     if n_units < 2:
         raise ValueError(f"ERASER needs at least 2 units so both variants keep one, got {n_units}")
-    ids, (before, after) = list(ids), around
-    sizes = [(f, _rationale_size(f, n_units)) for f in fractions]
-    plan, seqs = [], []
-    for name, scores in signals.items():
-        scores = check_vector(scores, name)
-        if scores.numel() != n_units:
-            raise ValueError(f"signal {name!r} scores {scores.numel()} units but the ticket has {n_units}")
-        ranked = by_score(scores).tolist()
-        for f, k in sizes:
-            top = {i for u in ranked[:k] for i in units[u]}
-            plan.append((name, f, k, None, None))
-            seqs.append([*before, *(t for i, t in enumerate(ids) if i not in top), *after])
-            seqs.append([*before, *(t for i, t in enumerate(ids) if i in top), *after])
-    seqs.append([*before, *ids, *after])
+    before, after = list(around[0]), list(around[1])
+    plan = [(name, f, k, [*before, *removed, *after], [*before, *kept, *after])
+            for name, f, k, removed, kept in _rationale_splits(
+                list(ids), n_units, lambda top: {i for u in top for i in units[u]}, signals, fractions, "units")]
+    seqs = [s for *_, removed, kept in plan for s in (removed, kept)] + [[*before, *ids, *after]]
     unique, where = unique_rows(seqs)
     probs = torch.empty(len(unique), model.config.n_classes)
     with torch.inference_mode():
