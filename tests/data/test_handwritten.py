@@ -16,7 +16,8 @@ THREAD = "thread"
 # Each set's id prefix and the shapes it may have: (rows, tickets per team in each of the six styles, thread tickets
 # per team).
 SETS = {"handwritten": ("H", ((390, 11, 12),)),
-        "handwritten_dev": ("D", ((525, 15, 15),))}
+        "handwritten_dev": ("D", ((525, 15, 15),)),
+        "handwritten_fresh": ("F", ((210, 6, 6),))}
 # Where a thread ticket's quoted or forwarded history begins; the new message is the text before the first of these.
 HISTORY_MARKERS = (re.compile(r"-{5,} ?Forwarded message"), re.compile(r"-{5}Original Message-{5}"),
                    re.compile(r"\bOn (?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|\d)[^\n]{0,120}? wrote:"), re.compile(r"(?:^|\n| / | )From: \S"))
@@ -109,3 +110,20 @@ def test_no_evaluation_thread_ticket_is_a_near_copy_of_another_hand_written_one(
     near = [(a, b) for (a, sa, wa), (b, sb, wb) in combinations(evaluation, 2)
             if THREAD in (sa, sb) and _jaccard(wa, wb) >= 0.4]
     assert near == []
+
+
+def test_fresh_threads_mix_the_three_kinds_and_flattened_exports(sets):
+    threads = [r for r in sets["handwritten_fresh"] if r["style"] == THREAD]
+    kinds = Counter((r["team"], _thread_kind(r["text"])) for r in threads)
+    assert kinds == {(t, k): 2 for t in TEAMS for k in THREAD_KINDS}              # 10 of each kind
+    with_history = [r["text"] for r in threads if _thread_kind(r["text"]) != "settled_opener"]
+    flattened = [t for t in with_history if "\n" not in t]
+    assert len(flattened) == 7 and sum(" / " in t for t in flattened) == 4    # the rest keep their line breaks
+
+
+def test_no_fresh_ticket_is_a_near_copy_of_another_hand_written_one(sets):
+    fresh = [(r["ticket_id"], _words(r["text"])) for r in sets["handwritten_fresh"]]
+    others = [_words(r["text"]) for name in ("handwritten", "handwritten_dev") for r in sets[name]]
+    within = [(a, b) for (a, wa), (b, wb) in combinations(fresh, 2) if _jaccard(wa, wb) >= 0.4]
+    across = [i for i, w in fresh if max(_jaccard(w, o) for o in others) >= 0.4]
+    assert within == [] and across == []
