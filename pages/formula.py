@@ -196,7 +196,8 @@ def ticket_head() -> None:
     ins = ui.inspection_or_stop(pick)
     tokens = list(ins.tokens)
     n_blocks, n_heads = int(ins.patterns.shape[0]), int(ins.patterns.shape[1])
-    what = "pieces" if model.is_encoder_router() else "tokens"
+    reads = model.router()
+    what = f"{reads.unit}s"
     st.markdown(md_escape(f"The same formula on {pick.label}, as the router reads it: {len(tokens)} {what}. Pick a "
                           "block, a head and a query row; each number below is computed here in float64 from the "
                           "head's own weights, and the last column is the router's own weight, from its forward "
@@ -223,8 +224,8 @@ def ticket_head() -> None:
         c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns if c != "key"})
     st.caption("M is 0 for every key here: one ticket has no padding and the router reads every position both ways. "
                "Q, K and V are the head's columns of X·W + b, X being what the block's attention reads ("
-               + ("the block's input: the encoder normalises after attention" if model.is_encoder_router()
-                  else "the block's input after its LayerNorm: the Tiny router normalises first") + ").")
+               + ("the block's input after its LayerNorm: this router normalises first" if reads.norm_first
+                  else "the block's input itself: this router normalises after attention") + ").")
     o = steps.out[row].numpy()
     st.markdown(md_escape(f"o_{row}, the head's output for {narrative.quote(tokens[row])} ({steps.d_k} numbers, "
                           "the weighted mean of the value rows, before the heads are joined and W_O): "

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from ticketnet.card import RouterCard, load_card
 from ticketnet.catalog import CLASSIFIER_WEIGHTS, is_encoder
+from ticketnet.interface import TicketRouter
 
 
-def load_router(weights: str | Path):
+def load_router(weights: str | Path) -> TicketRouter:
     """A Router or an EncoderRouter, by the kind of its weights file; raises WeightsError."""
     weights = Path(weights)
     if is_encoder(weights):

@@ -11,10 +11,55 @@ from torch import Tensor
 from ticketnet.card import (  # noqa: F401  (Assessment and shown_below: where they were first defined)
     DEFAULT_OOD, Assessment, Encoded, RouterCard, WeightsError, encode_text, load_card, shown_below,
 )
-from ticketnet.data.text import Vocab
+from ticketnet.data.text import PAD_ID, Vocab
+from ticketnet.nn.attention import MultiHead
 from ticketnet.nn.batching import batched_probs
+from ticketnet.nn.hooks import act_name, heads_of, run_with_cache, stack_blocks, torch_differences
 from ticketnet.nn.transformer import TinyTransformer, pad_batch
 from ticketnet.paths import WEIGHTS
+
+
+class RoutedTicket:
+    """What a routed ticket's results share: `probs` (teams,) and `differences` from PyTorch, read the same way."""
+
+    probs: Tensor
+    differences: dict[str, float]
+
+    @property
+    def predicted(self) -> int:
+        return int(self.probs.argmax())
+
+    @property
+    def max_difference(self) -> float:
+        return max(self.differences.values())
+
+
+@dataclass
+class Inspection(RoutedTicket):
+    """Everything the dashboard shows about one ticket's forward pass through the Tiny router."""
+
+    encoded: Encoded
+    probs: Tensor            # (teams,)
+    patterns: Tensor         # (n_blocks, h, n, n) from-scratch attention weights
+    block_outputs: Tensor    # (n_blocks, n, d)
+    differences: dict[str, float]
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.encoded.tokens
+
+    @property
+    def groups(self) -> list[list[int]]:
+        """The positions of each word: a Tiny router's token is a word."""
+        return [[i] for i in range(len(self.encoded.ids))]
+
+    @property
+    def words(self) -> list[str]:
+        return self.encoded.tokens
+
+    def word_patterns(self, block: int | None = None) -> Tensor:
+        """(n_blocks, h, n, n) or one block's (h, n, n): the patterns themselves, each token being a word."""
+        return self.patterns if block is None else self.patterns[block]
 
 
 @dataclass
@@ -28,6 +73,18 @@ class Router:
     whole_thread: bool = False
 
     kind = "tiny"                  # beside ticketnet.encoder's "encoder" routers
+    unit = "token"                 # what one position is: a word of the vocabulary
+    norm_first = True              # each block normalises its input before attending
+    pad_id = PAD_ID
+
+    @property
+    def n_blocks(self) -> int:
+        return self.model.config.n_blocks
+
+    @property
+    def n_heads(self) -> int:
+        return self.model.config.h
+
     @property
     def max_len(self) -> int:
         return self.model.config.max_len
@@ -78,6 +135,40 @@ class Router:
     def predict_texts(self, texts: list[str], batch_size: int = 256) -> Tensor:
         """Probabilities (len(texts), teams); raises ValueError for a ticket with no token."""
         return self.predict_encoded([self.encode(t) for t in texts], batch_size)
+
+    # -- internals ---------------------------------------------------------------------------------------
+    def word_groups(self, enc: Encoded) -> list[list[int]]:
+        """The positions of each word in reading order: one token each."""
+        return [[i] for i in range(len(enc.ids))]
+
+    def run_with_cache(self, ids: Tensor, is_pad: Tensor, head_mask: Tensor | None = None
+                       ) -> tuple[Tensor, dict[str, Tensor]]:
+        """Logits (B, teams) through the from-scratch MultiHead, and every internal by name
+        (`ticketnet.nn.hooks.run_with_cache`); `head_mask` (n_blocks, h) scales each head's output."""
+        return run_with_cache(self.model, ids, is_pad, head_mask)
+
+    def attention(self, block: int) -> MultiHead:
+        """Block `block`'s (0-based) attention, copied into the from-scratch MultiHead."""
+        return heads_of(self.model.blocks.layers[block])
+
+    def attention_input(self, cache: dict[str, Tensor], block: int) -> Tensor:
+        """What block `block`'s attention reads, from a `run_with_cache` cache: its normalised input (pre-norm)."""
+        return cache[act_name("ln1", block)]
+
+    @torch.inference_mode()
+    def inspect(self, text: str) -> Inspection:
+        """Route one ticket with the from-scratch attention and compare every block with PyTorch's."""
+        enc = self.encode(text)
+        ids = torch.tensor([enc.ids])
+        is_pad = torch.zeros_like(ids, dtype=torch.bool)
+        logits, cache = run_with_cache(self.model, ids, is_pad)
+        return Inspection(
+            encoded=enc,
+            probs=torch.softmax(logits[0], dim=-1),
+            patterns=stack_blocks(cache, "pattern", self.n_blocks)[0],
+            block_outputs=stack_blocks(cache, "resid_post", self.n_blocks)[0],
+            differences=torch_differences(self.model, ids, is_pad, cache, logits),
+        )
 
     # -- files -----------------------------------------------------------------------------------------
     @classmethod

@@ -205,9 +205,7 @@ def split_ticket(a: str, b: str, split: str, ticket_id: str) -> dict | None:
 # -- one ticket through both routers -----------------------------------------------------------------------------------
 @st.cache_data(show_spinner="Running the ticket through the router…", max_entries=64)
 def _inspection(weights: str, key: tuple, text: str):
-    from ticketnet.lens.inspection import inspect_ticket
-
-    return inspect_ticket(_router(weights, key), text)
+    return _router(weights, key).inspect(text)
 
 
 def is_encoder(name: str) -> bool:
@@ -216,7 +214,7 @@ def is_encoder(name: str) -> bool:
 
 
 def inspection(name: str, text: str):
-    """`ticketnet.lens.inspection.inspect_ticket` of the ticket by this router (its attention patterns, probabilities)."""
+    """The router's `inspect` of the ticket (its attention patterns, probabilities), either kind."""
     model.use_server_threads()
     return _inspection(*_key(name), text)
 

@@ -19,7 +19,7 @@ from ticketnet.catalog import DEFAULT_ROUTER, is_encoder, list_routers, weights_
 from ticketnet.loading import load_any_card
 
 if TYPE_CHECKING:
-    from ticketnet.router import Router
+    from ticketnet.interface import TicketRouter
 
 # One server, many sessions: every session's script run is its own thread, and each would start its own pool of
 # intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (four threads each
@@ -108,7 +108,7 @@ def weights_stamp() -> tuple:
 
 
 @st.cache_resource(show_spinner="Loading the router…", max_entries=2)
-def _load_router(path: str, key: tuple) -> Router:
+def _load_router(path: str, key: tuple) -> TicketRouter:
     # One model for every session, only ever read: forward passes run under torch.inference_mode() (in ticketnet)
     # and the gradient attributions differentiate with respect to the embeddings' outputs, never the weights, so
     # the parameters need no gradient. Switching that off once here keeps concurrent runs from building autograd
@@ -138,7 +138,7 @@ def _on_weights_file(load: Callable[[str, tuple], T]) -> T:
              "a `router.pt` that has `vocab.json` and `router.json` beside it, then reload this page.")
 
 
-def router() -> Router:
+def router() -> TicketRouter:
     """The router, loaded once per weights file (reloaded when the file changes); stops the page on failure."""
     use_server_threads()
     return _on_weights_file(_load_router)

@@ -249,8 +249,8 @@ def _head_importance(split: str, progress: Callable[[int, int], None] | None = N
 
     r, rows = router(), split_rows(split)
     teams = list(r.teams)
-    return head_importance_by_length(r.model, [r.encode(t).ids for t in rows["text"]],
-                                     [teams.index(t) for t in rows["team"]], HEAD_CHUNK, progress)
+    return head_importance_by_length(r, [r.encode(t).ids for t in rows["text"]],
+                                     [teams.index(t) for t in rows["team"]], HEAD_CHUNK, progress, pad_id=r.pad_id)
 
 
 def compute_head_importance(split: str, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:

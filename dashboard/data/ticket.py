@@ -28,12 +28,7 @@ def reader(whole_thread: bool = False):
 def inspection(text: str, whole_thread: bool = False):
     """ticketnet.inspect_ticket for this text, computed once per text (block/query changes reuse it); the whole
     thread read with `whole_thread`, else the new message only."""
-    r = reader(whole_thread)
-    if r.kind == "encoder":
-        from ticketnet.encoder.inspection import inspect_ticket
-    else:
-        from ticketnet.lens.inspection import inspect_ticket
-    return inspect_ticket(r, text)
+    return reader(whole_thread).inspect(text)
 
 
 @st.cache_resource(show_spinner=False)
@@ -119,19 +114,10 @@ def head_steps(text: str, block: int, head: int, whole_thread: bool = False):
     import torch
 
     from ticketnet.lens.steps import head_steps as steps
-    from ticketnet.nn.attention import MultiHead
 
     r = reader(whole_thread)
     ids, is_pad = r.batch([r.encode(text)])
     with torch.inference_mode():
-        if r.kind == "encoder":
-            from ticketnet.encoder.model import run_with_cache
-
-            _, cache = run_with_cache(r.model, ids, is_pad)
-            attn, X = r.model.blocks[block].attn, cache[f"blocks.{block}.resid_pre"][0]
-        else:
-            from ticketnet.lens.inspection import run_with_cache
-
-            _, cache = run_with_cache(r.model, ids, is_pad)
-            attn, X = MultiHead.from_torch(r.model.blocks.layers[block].self_attn), cache[f"blocks.{block}.ln1"][0]
-        return steps(attn, X, head, cache[f"blocks.{block}.attn.pattern"][0, head], block)
+        _, cache = r.run_with_cache(ids, is_pad)
+        X = r.attention_input(cache, block)[0]
+        return steps(r.attention(block), X, head, cache[f"blocks.{block}.attn.pattern"][0, head], block)

@@ -218,11 +218,11 @@ def test_a_typed_ticket_in_the_url_is_restored(app_env):
 # -- Heads -------------------------------------------------------------------------------------------------------
 def test_heads_page_shows_heatmaps_parity_and_what_the_query_row_reads(app_env, router, valid_rows, monkeypatch):
     from dashboard.data import ticket
-    from ticketnet.lens import inspection as lens
+    from ticketnet.router import Router
 
     calls = []
-    real = lens.inspect_ticket
-    monkeypatch.setattr(lens, "inspect_ticket", lambda r, t: calls.append(t) or real(r, t))
+    real = Router.inspect
+    monkeypatch.setattr(Router, "inspect", lambda r, t: calls.append(t) or real(r, t))
     ticket.inspection.clear()
 
     at = app_test().run()

@@ -141,4 +141,4 @@ def test_formula_works_an_encoder_head_through_on_its_pieces(encoder_routers):
     table = at.dataframe[0].value
     assert table["key"].iloc[0] == "0 · [CLS]" and table["key"].iloc[-1].endswith("[SEP]")
     assert (table["weight"] - table["router's weight"]).abs().max() < 1e-6
-    assert any("the encoder normalises after attention" in c.value for c in at.caption)
+    assert any("this router normalises after attention" in c.value for c in at.caption)

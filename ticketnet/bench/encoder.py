@@ -24,7 +24,6 @@ def _rss_mb() -> float:
 def encoder_speed(folder: Path, valid: list[dict], test: list[dict], repeats: int = 7) -> dict:
     """Load the encoder router in `folder` (its RSS growth), then time routing the test split, one ticket's
     inspection and every word of a 40-word ticket removed and replaced, against one plain forward of the ticket."""
-    from ticketnet.encoder.inspection import inspect_ticket
     from ticketnet.encoder.removal import variants, word_effects
     from ticketnet.encoder.router import EncoderRouter
 
@@ -43,7 +42,7 @@ def encoder_speed(folder: Path, valid: list[dict], test: list[dict], repeats: in
     router.predict_encoded(encoded)
     predict_s = time.perf_counter() - t0
     text = ticket_of_length(valid, 40)          # 40 tokens of a real ticket, as the Tiny cases cut theirs
-    ins = inspect_ticket(router, text)
+    ins = router.inspect(text)
     groups = ins.encoded.word_pieces
     v_ids, v_pad = variants(ins.encoded.ids, groups, "removed", None, router.config.pad_id)
 
@@ -55,7 +54,7 @@ def encoder_speed(folder: Path, valid: list[dict], test: list[dict], repeats: in
         with torch.inference_mode():
             router.model(*router.batch([ins.encoded]))
 
-    seconds = side_by_side({"inspection": lambda: inspect_ticket(router, text), "removal_n40": removal_only,
+    seconds = side_by_side({"inspection": lambda: router.inspect(text), "removal_n40": removal_only,
                             "word_effects_n40": lambda: word_effects(router, ins), "forward_one": forward_one},
                            repeats=repeats)
     return {

@@ -114,11 +114,11 @@ def _chunks(lengths: Sequence[int], cells_per_token2: int) -> list[list[int]]:
 
 
 def _patterns(router: Router, ids: Tensor, is_pad: Tensor) -> Tensor:
-    """Every block's attention weights (B, blocks, h, n, n) of a padded batch, from the lens's named internals."""
-    from ticketnet.lens.inspection import run_with_cache, stack_blocks
+    """Every block's attention weights (B, blocks, h, n, n) of a padded batch, from the router's named internals."""
+    import torch
 
-    _, cache = run_with_cache(router.model, ids, is_pad)
-    return stack_blocks(cache, "pattern", router.model.config.n_blocks)
+    _, cache = router.run_with_cache(ids, is_pad)
+    return torch.stack([cache[f"blocks.{i}.attn.pattern"] for i in range(router.n_blocks)], 1)
 
 
 def attention_divergence(router_a: Router, router_b: Router, texts: Sequence[str]) -> pd.DataFrame:
@@ -172,8 +172,8 @@ def head_importance_on(router: Router, texts: Sequence[str], teams: Sequence[str
     keep = [i for i, team in enumerate(teams) if team in own]
     if not keep:
         raise ValueError("the router knows none of these tickets' teams; its head importance cannot be measured here")
-    return head_importance_by_length(router.model, [router.encode(texts[i]).ids for i in keep],
-                                     [own.index(teams[i]) for i in keep], chunk_size, progress)
+    return head_importance_by_length(router, [router.encode(texts[i]).ids for i in keep],
+                                     [own.index(teams[i]) for i in keep], chunk_size, progress, pad_id=router.pad_id)
 
 
 def head_changes(divergence: pd.DataFrame, importance_a: pd.DataFrame | None,

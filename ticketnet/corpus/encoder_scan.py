@@ -64,10 +64,9 @@ def _per_word(scores: Tensor, groups: list[list[int]]) -> Tensor:
 def _effects(router, text: str, target: int, seed: int) -> tuple[list[str], Tensor, dict[str, Tensor], dict[str, float]]:
     """One ticket's words (keyed), removal effect on `target` per word, the attention signals per word, and each
     signal's Kendall τ against the effect (NaN under two words or for a constant signal)."""
-    from ticketnet.encoder.inspection import inspect_ticket
     from ticketnet.encoder.removal import word_effects
 
-    ins = inspect_ticket(router, text)
+    ins = router.inspect(text)
     we = word_effects(router, ins, target)
     groups = we.pieces
     found = {signals.ROLLOUT.name: we.rollout, signals.LAST_LAYER.name: we.last_layer}

@@ -12,10 +12,12 @@ from torch import Tensor
 from ticketnet.card import Assessment
 from ticketnet.encoder import files
 from ticketnet.encoder.files import EncoderError
-from ticketnet.encoder.model import EncoderConfig, EncoderModel
+from ticketnet.encoder.inspection import EncoderInspection, inspect_ticket, word_groups
+from ticketnet.encoder.model import EncoderConfig, EncoderModel, run_with_cache
 from ticketnet.encoder.card import CARD, KIND, TOKENIZER, WEIGHTS, EncoderCard
 from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded
 from ticketnet.encoder.weights import build
+from ticketnet.nn.attention import MultiHead
 from ticketnet.nn.batching import length_chunks
 from ticketnet.nn.transformer import pad_batch
 
@@ -33,6 +35,20 @@ class EncoderRouter:
     ood_precision: Tensor | None = None  # (d, d) inverse of their shared covariance
 
     kind = KIND
+    unit = "piece"                     # what one position is: a tokenizer's piece, a word being one or more
+    norm_first = False                 # BERT-family blocks attend first and normalise after (post-norm)
+
+    @property
+    def n_blocks(self) -> int:
+        return self.config.n_blocks
+
+    @property
+    def pad_id(self) -> int:
+        return self.config.pad_id
+
+    @property
+    def n_heads(self) -> int:
+        return self.config.h
 
     @property
     def config(self) -> EncoderConfig:
@@ -110,6 +126,29 @@ class EncoderRouter:
 
     def assess(self, text: str) -> Assessment:
         return self.assess_encoded(self.encode(text))
+
+    # -- internals ---------------------------------------------------------------------------------------
+    def word_groups(self, enc: PieceEncoded) -> list[list[int]]:
+        """The pieces of each word in reading order, [CLS] and [SEP] as words of their own."""
+        return word_groups(enc)
+
+    def run_with_cache(self, ids: Tensor, is_pad: Tensor, head_mask: Tensor | None = None
+                       ) -> tuple[Tensor, dict[str, Tensor]]:
+        """Logits (B, teams) through the from-scratch encoder, and every internal by name
+        (`ticketnet.encoder.model.run_with_cache`); `head_mask` (n_blocks, h) scales each head's output."""
+        return run_with_cache(self.model, ids, is_pad, head_mask=head_mask)
+
+    def attention(self, block: int) -> MultiHead:
+        """Block `block`'s (0-based) attention: the encoder's weights, copied into the from-scratch MultiHead."""
+        return self.model.blocks[block].attn
+
+    def attention_input(self, cache: dict[str, Tensor], block: int) -> Tensor:
+        """What block `block`'s attention reads, from a `run_with_cache` cache: the block input itself (post-norm)."""
+        return cache[f"blocks.{block}.resid_pre"]
+
+    def inspect(self, text: str) -> EncoderInspection:
+        """Route one ticket with the from-scratch encoder and keep every block's attention, by piece and by word."""
+        return inspect_ticket(self, text)
 
     # -- files -----------------------------------------------------------------------------------------
     @classmethod

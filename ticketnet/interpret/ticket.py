@@ -144,7 +144,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
     """
     model = router.model
     check_eval(model)
-    inspection = inspect_ticket(router, text) if inspection is None else inspection
+    inspection = router.inspect(text) if inspection is None else inspection
     enc = inspection.encoded
     ids = torch.tensor(enc.ids, dtype=torch.long)
     n = ids.numel()

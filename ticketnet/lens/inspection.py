@@ -1,9 +1,6 @@
-"""Run the router block by block with the from-scratch MultiHead, cache every internal by name, and check it against PyTorch."""
+"""The Tiny router's internals by name, one ticket inspected, and runs that start mid-model with one block edited."""
 
 from __future__ import annotations
-
-import weakref
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -12,148 +9,18 @@ from ticketnet.data.text import PAD_ID
 from ticketnet.nn.attention import MultiHead, attention, padding_mask
 from ticketnet.nn.fast import attention_eval, feed_forward_eval
 from ticketnet.nn.transformer import TinyTransformer
-from ticketnet.router import Encoded, Router
+from ticketnet.nn.hooks import (  # noqa: F401  (the lens's names: a run's internals, cached)
+    act_name, heads_of, run_with_cache, stack_blocks, torch_differences,
+)
+from ticketnet.router import Inspection, RoutedTicket, Router  # noqa: F401
 
 
-def act_name(name: str, block: int | None = None) -> str:
-    """The cache key of an internal: act_name("pattern", 1) -> "blocks.1.attn.pattern" (TransformerLens-style).
-
-    Block-level names: resid_pre, ln1, pattern, attn_out, resid_mid, resid_post; model-level: embed, pooled.
-    """
-    if name in ("embed", "pooled"):
-        if block is not None:
-            raise ValueError(f"{name!r} belongs to the whole model, not to a block")
-        return name
-    if name not in _BLOCK_NAMES:
-        raise ValueError(f"unknown internal {name!r}; expected embed, pooled or one of {', '.join(_BLOCK_NAMES)}")
-    if block is None or block < 0:
-        raise ValueError(f"{name!r} needs a block index (0-based), got {block!r}")
-    return f"blocks.{block}.{_BLOCK_NAMES[name]}"
-
-
-_BLOCK_NAMES = {"resid_pre": "resid_pre", "ln1": "ln1", "pattern": "attn.pattern", "attn_out": "attn.out",
-                "resid_mid": "resid_mid", "resid_post": "resid_post"}
-
-
-def stack_blocks(cache: dict[str, Tensor], name: str, n_blocks: int) -> Tensor:
-    """One internal of every block stacked on a new axis 1: (B, ...) per block -> (B, n_blocks, ...)."""
-    return torch.stack([cache[act_name(name, i)] for i in range(n_blocks)], 1)
-
-
-def run_with_cache(model: TinyTransformer, ids: Tensor, is_pad: Tensor | None = None,
-                   head_mask: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
-    """Logits (B, teams) computed with the from-scratch attention, and a cache of named internals.
-
-    Names follow TransformerLens: `embed` (B, n, d), `blocks.{i}.resid_pre`, `blocks.{i}.ln1`,
-    `blocks.{i}.attn.pattern` (B, h, n, n), `blocks.{i}.attn.out`, `blocks.{i}.resid_mid`,
-    `blocks.{i}.resid_post`, `pooled` (B, d). `head_mask` (n_blocks, h) scales each head's output
-    (0 removes the head). Run under torch.no_grad()/inference_mode unless gradients are wanted.
-    """
-    if model.training:
-        raise ValueError("run_with_cache reads a model in eval mode (dropout off); call model.eval() first")
-    is_pad = ids.eq(PAD_ID) if is_pad is None else is_pad
-    x = model.embeddings(ids)                                          # (B, n, d)
-    mask = padding_mask(is_pad, x.dtype)                               # (B, 1, 1, n)
-    cache: dict[str, Tensor] = {"embed": x}
-    for i, layer in enumerate(model.blocks.layers):
-        heads = MultiHead.from_torch(layer.self_attn)
-        a = layer.norm1(x)                                             # pre-norm: normalise, then attend
-        attn_out, pattern = heads(a, a, mask, None if head_mask is None else head_mask[i])
-        mid = x + attn_out                                             # (B, n, d) first residual
-        post = feed_forward_eval(layer, mid)                           # mid + feed-forward(norm2(mid))
-        cache.update({act_name("resid_pre", i): x, act_name("ln1", i): a, act_name("pattern", i): pattern,
-                      act_name("attn_out", i): attn_out, act_name("resid_mid", i): mid,
-                      act_name("resid_post", i): post})
-        x = post
-    cache["pooled"] = model.pool(x, is_pad)                            # (B, d)
-    return model.head(cache["pooled"]), cache
-
-
-@torch.no_grad()
-def torch_differences(model: TinyTransformer, ids: Tensor, is_pad: Tensor, cache: dict[str, Tensor],
-                      logits: Tensor) -> dict[str, float]:
-    """Largest |from-scratch − PyTorch| per block (attention weights, attention output, block output) and for
-    the logits, over real (non-padding) query rows, with PyTorch's own layers fed the same block inputs."""
-    real = ~is_pad                                                     # (B, n)
-    diffs: dict[str, float] = {}
-    for i, layer in enumerate(model.blocks.layers):
-        x, a = cache[act_name("resid_pre", i)], cache[act_name("ln1", i)]
-        out_pt, w_pt = layer.self_attn(a, a, a, key_padding_mask=is_pad, need_weights=True,
-                                       average_attn_weights=False)
-        post_pt = layer(x, src_key_padding_mask=is_pad)
-        pattern, attn_out, post = act_name("pattern", i), act_name("attn_out", i), act_name("resid_post", i)
-        diffs[pattern] = (cache[pattern] - w_pt).abs().amax(dim=(1, 3))[real].max().item()
-        diffs[attn_out] = (cache[attn_out] - out_pt).abs().amax(-1)[real].max().item()
-        diffs[post] = (cache[post] - post_pt).abs().amax(-1)[real].max().item()
-    torch_logits = model.head(model.pool(model.blocks(cache["embed"], src_key_padding_mask=is_pad), is_pad))
-    diffs["logits"] = (logits - torch_logits).abs().max().item()   # against nn.TransformerEncoder itself
-    return diffs
-
-
-class RoutedTicket:
-    """What a routed ticket's results share: `probs` (teams,) and `differences` from PyTorch, read the same way."""
-
-    probs: Tensor
-    differences: dict[str, float]
-
-    @property
-    def predicted(self) -> int:
-        return int(self.probs.argmax())
-
-    @property
-    def max_difference(self) -> float:
-        return max(self.differences.values())
-
-
-@dataclass
-class Inspection(RoutedTicket):
-    """Everything the dashboard shows about one ticket's forward pass."""
-
-    encoded: Encoded
-    probs: Tensor            # (teams,)
-    patterns: Tensor         # (n_blocks, h, n, n) from-scratch attention weights
-    block_outputs: Tensor    # (n_blocks, n, d)
-    differences: dict[str, float]
-
-    @property
-    def tokens(self) -> list[str]:
-        return self.encoded.tokens
-
-
-@torch.inference_mode()
 def inspect_ticket(router: Router, text: str) -> Inspection:
-    """Route one ticket with the from-scratch attention and compare every block with PyTorch's."""
-    enc = router.encode(text)
-    ids = torch.tensor([enc.ids])
-    is_pad = torch.zeros_like(ids, dtype=torch.bool)
-    logits, cache = run_with_cache(router.model, ids, is_pad)
-    n_blocks = router.model.config.n_blocks
-    return Inspection(
-        encoded=enc,
-        probs=torch.softmax(logits[0], dim=-1),
-        patterns=stack_blocks(cache, "pattern", n_blocks)[0],
-        block_outputs=stack_blocks(cache, "resid_post", n_blocks)[0],
-        differences=torch_differences(router.model, ids, is_pad, cache, logits),
-    )
+    """Route one ticket with the from-scratch attention and compare every block with PyTorch's (`Router.inspect`)."""
+    return router.inspect(text)
 
 
 # -- running from the middle: a block's input in, logits out, with one block's attention edited -------------------
-_HEADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def heads_of(layer: torch.nn.TransformerEncoderLayer) -> MultiHead:
-    """The layer's attention as a from-scratch MultiHead, copied once and again only when its weights change
-    (copying costs about 2 ms, more than a small batch's forward; interventions ask for it many times per click)."""
-    attn = layer.self_attn
-    key = tuple((p.data_ptr(), p._version) for p in attn.parameters())
-    hit = _HEADS.get(layer)
-    if hit is None or hit[0] != key:
-        with torch.inference_mode(False), torch.no_grad():
-            hit = (key, MultiHead.from_torch(attn).requires_grad_(False))
-        _HEADS[layer] = hit
-    return hit[1]
-
-
 def attention_parts(model: TinyTransformer, block: int, x: Tensor) -> tuple[MultiHead, Tensor, Tensor, Tensor]:
     """Block `block`'s from-scratch heads and its queries, keys and values for the block input x (B, n, d):
     (MultiHead, Q, K, V), each of Q, K, V (B, h, n, d_k)."""
