@@ -173,6 +173,25 @@ def test_the_keep_term_is_the_kl_divergence_from_the_teacher_on_the_tickets_it_r
         ticket_loss(model, ids, is_pad, all_wrong, cfg).item(), abs=1e-6)
 
 
+def test_the_distill_term_is_the_kl_divergence_from_each_tickets_soft_label():
+    torch.manual_seed(0)
+    model = TinyTransformer(TinyConfig(40, dropout=0.0))
+    ids, is_pad = pad_batch([[3, 4, 5, 6, 7], [8, 9], [10, 11, 12]])
+    labels = torch.tensor([1, 4, 0])
+    soft = torch.tensor([[0.1, 0.6, 0.1, 0.1, 0.1], [0.0, 0.0, 0.0, 0.2, 0.8], [0.5, 0.5, 0.0, 0.0, 0.0]])
+    cfg = TrainConfig(token_loss=0.3, distill=0.7)
+    without = ticket_loss(model, ids, is_pad, labels, cfg).item()
+    # Every ticket counts, whatever the teacher routes it to; a zero probability adds nothing to the sum.
+    log_p = F.log_softmax(model(ids, is_pad), -1)
+    kl = sum(float((q[q > 0] * (q[q > 0].log() - lp[q > 0])).sum()) for q, lp in zip(soft, log_p)) / 3
+    got = ticket_loss(model, ids, is_pad, labels, cfg, soft=soft).item()
+    assert kl > 0.1 and got == pytest.approx(without + 0.7 * kl, abs=1e-5)
+    assert ticket_loss(model, ids, is_pad, labels, TrainConfig(token_loss=0.3), soft=soft).item() == pytest.approx(
+        without, abs=1e-6)                                       # distill 0: the soft labels are not read
+    with pytest.raises(ValueError, match="--distill must be at least 0"):
+        TrainConfig(distill=-1.0)
+
+
 def test_a_teacher_with_its_own_vocabulary_reads_the_students_ids_by_token(trained):
     from ticketnet.data.text import UNK_ID, Vocab
 

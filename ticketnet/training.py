@@ -57,6 +57,9 @@ class TrainConfig:
     # With init_from: the vocabulary built from the new training tickets instead of the starting router's; a word it
     # knew keeps its embedding, a new word starts at its <unk> embedding (what it read the word as).
     new_vocabulary: bool = False
+    # Weight of a soft-label term: the KL divergence from a teacher's probabilities on each training ticket, computed
+    # once before training (any kind of teacher, labelled tickets or not); 0 learns from the labels alone.
+    distill: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
@@ -68,6 +71,8 @@ class TrainConfig:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if self.keep < 0:
             raise ValueError(f"--keep must be at least 0, got {self.keep}")
+        if self.distill < 0:
+            raise ValueError(f"--distill must be at least 0, got {self.distill}")
         if self.new_vocabulary and not self.init_from:
             raise ValueError("--new-vocabulary needs --init-from: a training from scratch always builds its own")
         if self.keep and not (self.init_from or self.keep_from):
@@ -166,10 +171,11 @@ class Teacher:
 
 
 def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor, labels: torch.Tensor,
-                cfg: TrainConfig, teacher: Teacher | None = None) -> torch.Tensor:
+                cfg: TrainConfig, teacher: Teacher | None = None, soft: torch.Tensor | None = None) -> torch.Tensor:
     """Cross-entropy of the ticket's logits, plus `token_loss` times the mean cross-entropy of each token's own logits,
     plus, with a `teacher` (a router kept, frozen), `keep` times the KL divergence from its probabilities on the
-    tickets of the batch it routes right.
+    tickets of the batch it routes right, plus, with `soft` (B, C) probabilities a teacher gave each ticket,
+    `distill` times the KL divergence from them (every ticket, whatever the teacher routes it to).
 
     The head is linear and the pooling a mean, so the ticket's logits are the mean of per-token logits
     head(norm(h_t)). The ticket loss only asks that mean to be right; the token term asks every token to carry the
@@ -193,6 +199,9 @@ def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor,
         if right.any():
             loss = loss + cfg.keep * F.kl_div(F.log_softmax(logits[right], -1), F.log_softmax(kept[right], -1),
                                               log_target=True, reduction="batchmean")
+    if soft is not None and cfg.distill:
+        loss = loss + cfg.distill * F.kl_div(F.log_softmax(logits, -1), soft.clamp(min=1e-8).log(), log_target=True,
+                                             reduction="batchmean")
     return loss
 
 
@@ -205,13 +214,15 @@ def lr_schedule(opt, steps_per_epoch: int, cfg: TrainConfig) -> torch.optim.lr_s
 
 
 def train_epoch(model: TinyTransformer, seqs: list[list[int]], labels: torch.Tensor, opt, sched,
-                cfg: TrainConfig, rng: random.Random, aug_rng: random.Random, teacher: Teacher | None = None) -> float:
+                cfg: TrainConfig, rng: random.Random, aug_rng: random.Random, teacher: Teacher | None = None,
+                soft: torch.Tensor | None = None) -> float:
     """One pass over the training tickets in shuffled length batches, each freshly augmented: a clipped AdamW step
-    and a scheduler step per batch (`teacher`: see `ticket_loss`). Returns the summed loss (mean loss × tickets)."""
+    and a scheduler step per batch (`teacher` and `soft` (tickets, C): see `ticket_loss`). Returns the summed loss
+    (mean loss × tickets)."""
     loss_sum = 0.0
     for idx in length_batches(seqs, cfg.batch_size, rng):
         ids, is_pad = pad_batch([augment(seqs[i], aug_rng, cfg.unk_rate, cfg.drop_rate) for i in idx])
-        loss = ticket_loss(model, ids, is_pad, labels[idx], cfg, teacher)
+        loss = ticket_loss(model, ids, is_pad, labels[idx], cfg, teacher, None if soft is None else soft[idx])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -97,3 +97,25 @@ def test_recipe_for_size_switches_at_the_measured_boundary():
     assert small_data.recipe_for_size(small_data.SMALL_DATA_MAX) == small
     with pytest.raises(ValueError, match="positive"):
         small_data.recipe_for_size(0)
+
+
+def test_the_baselines_out_of_fold_probabilities_never_score_a_text_it_was_fitted_on():
+    texts, teams = slice_of_brightwave(12)
+    names = sorted(set(teams))
+    labels = [names.index(t) for t in teams]
+    probs = small_data.tfidf_oof_probs(texts, labels, len(names), folds=3)
+    assert probs.shape == (60, 5)
+    torch.testing.assert_close(probs.sum(1), torch.ones(60))
+    assert float(probs.max(1).values.mean()) < 0.9              # not its memory of the text: no near-one-hot rows
+    assert (probs.argmax(1) == torch.tensor(labels)).float().mean() > 0.4
+
+
+def test_the_ngram_recipe_reads_a_word_it_never_trained_on_by_its_spelling():
+    texts = ["refund my payment", "card payment refund", "parcel delivery late", "courier parcel missing"] * 6
+    labels = [0, 0, 1, 1] * 6
+    recipe = replace(RECIPES["ngrams_spell_distill"], epochs=25, average_last=0, batch_size=8, distill=0.0)
+    predict = small_data.fit_transformer(texts, labels, 2, recipe, seed=0)
+    assert predict(["refunded payments", "parcels couriered"]) == [0, 1]   # two words unseen in training each
+    plain = small_data.fit_transformer(texts, labels, 2, replace(RECIPES["issue_mf1_avg10"], epochs=25,
+                                                                 average_last=0, batch_size=8), seed=0)
+    assert plain(["refunded payments", "parcels couriered"]) == plain(["zzz", "zzz"])  # <unk> only: no difference

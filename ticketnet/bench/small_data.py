@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 
 from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
+from ticketnet.data.text import tokenize
+from ticketnet.nn.subwords import SubwordEmbedding, ngram_table
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.training import TrainConfig, length_batches, train_epoch
 
@@ -49,6 +51,9 @@ class Recipe:
     n_blocks: int = 2
     d_ff: int = 128
     max_len: int = 256
+    ngram_buckets: int = 0         # >0: each word adds its hashed character 3–5-grams (ticketnet.nn.subwords)
+    spell_rate: float = 0.0        # with n-grams: share of training tokens read by their spelling alone, per epoch
+    distill: float = 0.0           # weight of the KL term to the baseline's out-of-fold probabilities on train
 
 
 SHIPPED = Recipe(lr=2e-3, epochs=40, batch_size=64, embed_scale=1.0, dropout=0.1, weight_decay=0.01)
@@ -74,6 +79,14 @@ RECIPES: dict[str, Recipe] = {
     "mlm20": replace(ISSUE, pretrain_epochs=20),
     "issue_mf1_avg10": replace(ISSUE, min_freq=1, average_last=10),
 }
+SMALL = RECIPES["issue_mf1_avg10"]
+# The Tiny router's levers against the baseline, each one change from the small-data recipe, then together.
+RECIPES.update({
+    "ngrams": replace(SMALL, ngram_buckets=20_000),
+    "ngrams_spell": replace(SMALL, ngram_buckets=20_000, spell_rate=0.1),
+    "distill": replace(SMALL, distill=1.0),
+    "ngrams_spell_distill": replace(SMALL, ngram_buckets=20_000, spell_rate=0.1, distill=1.0),
+})
 
 
 # Up to this many training tickets the small-data recipe beat the shipped one on every set measured (Larkfield at
@@ -151,11 +164,38 @@ def fit_tfidf(texts: list[str], labels: list[int], c: float | None = 10.0, seed:
     return lambda xs: [int(p) for p in model.predict(hstack([word.transform(xs), char.transform(xs)]).tocsr())]
 
 
+def tfidf_oof_probs(texts: list[str], labels: list[int], n_classes: int, folds: int = 5,
+                    seed: int = CV_SEED) -> torch.Tensor:
+    """The baseline's out-of-fold probabilities (len(texts), n_classes) on its own training texts: each text scored by
+    the baseline fitted on the other folds, so a teacher's soft labels are not its memory of the text."""
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    out = torch.zeros(len(texts), n_classes)
+    smallest = min(labels.count(c) for c in set(labels))
+    for tr, ev in StratifiedKFold(n_splits=max(2, min(folds, smallest)), shuffle=True,
+                                  random_state=seed).split(texts, labels):
+        word = TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, min_df=1)
+        char = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)
+        fold = [texts[i] for i in tr]
+        x = hstack([word.fit_transform(fold), char.fit_transform(fold)]).tocsr()
+        model = LogisticRegression(C=10.0, max_iter=3000).fit(x, [labels[i] for i in tr])
+        probs = model.predict_proba(hstack([word.transform([texts[i] for i in ev]),
+                                            char.transform([texts[i] for i in ev])]).tocsr())
+        out[torch.tensor(ev)[:, None], torch.tensor(model.classes_)[None]] = torch.tensor(probs, dtype=torch.float32)
+    return out
+
+
 def _init_embeddings(model: TinyTransformer, scale: float) -> None:
     with torch.no_grad():
         model.embed.weight.normal_(0.0, scale)
         model.embed.weight[PAD_ID].zero_()
         model.position.weight.normal_(0.0, scale)
+        if isinstance(model.embed, SubwordEmbedding):
+            model.embed.grams.weight.normal_(0.0, scale)
+            model.embed.grams.weight[0].zero_()
 
 
 def _schedule(opt, steps_per_epoch: int, epochs: int, warmup_epochs: float):
@@ -167,7 +207,7 @@ def _schedule(opt, steps_per_epoch: int, epochs: int, warmup_epochs: float):
 
 def _pretrain(model: TinyTransformer, seqs: list[list[int]], recipe: Recipe, rng: random.Random) -> None:
     """Masked-token pretraining: `mask_rate` of tokens become <unk> and the blocks must name them (tied output)."""
-    bias = torch.zeros(model.config.vocab_size, requires_grad=True)
+    bias = torch.zeros(model.embed.weight.shape[0], requires_grad=True)
     params = [p for n, p in model.named_parameters() if not n.startswith("head.")] + [bias]
     opt = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=recipe.weight_decay)
     sched = _schedule(opt, math.ceil(len(seqs) / recipe.batch_size), recipe.pretrain_epochs, recipe.warmup_epochs)
@@ -218,24 +258,47 @@ def fit_transformer(texts: list[str], labels: list[int], n_classes: int, recipe:
     cfg = TinyConfig(len(vocab), d=recipe.d, h=recipe.h, n_blocks=recipe.n_blocks, d_ff=recipe.d_ff,
                      max_len=recipe.max_len, n_classes=n_classes, dropout=recipe.dropout)
     model = TinyTransformer(cfg)
+    index = dict(vocab.stoi)
+    if recipe.ngram_buckets:
+        # Each word's twin (id + len(vocab) − 2) has its spelling and no word vector: what a word unseen in training
+        # reads as, and what `spell_rate` of the training tokens are read as.
+        words = [*vocab.itos, *vocab.itos[2:]]
+        known = torch.tensor([True] * len(vocab) + [False] * (len(vocab) - 2))
+        model.embed = SubwordEmbedding(torch.nn.Embedding(len(words), recipe.d, padding_idx=PAD_ID),
+                                       ngram_table(words, recipe.ngram_buckets, skip=vocab.itos[:2]), known,
+                                       recipe.ngram_buckets)
     _init_embeddings(model, recipe.embed_scale)
 
     def encode(xs):
-        return [vocab.encode(x)[: cfg.max_len] or [UNK_ID] for x in xs]
+        if not recipe.ngram_buckets:
+            return [vocab.encode(x)[: cfg.max_len] or [UNK_ID] for x in xs]
+        new = sorted({t for x in xs for t in tokenize(x)[: cfg.max_len] if t not in index})
+        for word, i in zip(new, model.embed.extend(new)):
+            index[word] = i
+        return [[index[t] for t in tokenize(x)[: cfg.max_len]] or [UNK_ID] for x in xs]
+
+    def spelt(seqs_in, rng_spell):
+        twin = len(vocab) - 2
+        return [[t + twin if 2 <= t < len(vocab) and rng_spell.random() < recipe.spell_rate else t for t in q]
+                for q in seqs_in]
 
     seqs = encode(texts)
+    hold = (encode(hold_texts), hold_labels) if held_out else None   # before the optimiser: new words grow the table
     y = torch.tensor(labels)
     if recipe.pretrain_epochs:
         _pretrain(model, seqs + encode(unlabelled), recipe, random.Random(seed + 2))
     loss_cfg = TrainConfig(label_smoothing=recipe.label_smoothing, token_loss=recipe.token_loss,
-                           batch_size=recipe.batch_size, unk_rate=recipe.unk_rate, drop_rate=recipe.drop_rate)
+                           batch_size=recipe.batch_size, unk_rate=recipe.unk_rate, drop_rate=recipe.drop_rate,
+                           distill=recipe.distill)
+    soft = tfidf_oof_probs(texts, labels, n_classes, seed=seed) if recipe.distill else None
+    spell_rng = random.Random(seed + 3)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     sched = _schedule(opt, math.ceil(len(seqs) / recipe.batch_size), recipe.epochs, recipe.warmup_epochs)
-    hold = (encode(hold_texts), hold_labels) if held_out else None
     best_score, best_state, averaged, n_averaged = -1.0, None, None, 0
     for epoch in range(1, recipe.epochs + 1):
         model.train()
-        train_epoch(model, seqs, y, opt, sched, loss_cfg, rng, aug_rng)
+        epoch_seqs = spelt(seqs, spell_rng) if recipe.spell_rate else seqs
+        train_epoch(model, epoch_seqs, y, opt, sched, loss_cfg, rng, aug_rng, soft=soft)
         if hold is not None:
             score = statistics.fmean(p == t for p, t in zip(_predict(model, hold[0]), hold[1]))
             if score >= best_score:      # ties go to the later epoch: the schedule has cooled further
