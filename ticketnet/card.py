@@ -80,6 +80,18 @@ def encode_text(text: str, vocab: Vocab, max_len: int, whole_thread: bool = Fals
     return Encoded(read, kept, ids, len(toks), sum(i == 1 for i in ids), len(text) - len(read))
 
 
+DECIMALS = 4              # a stored routing policy decides on confidences to 4 decimals, as predict writes them
+
+
+def below_rule(confidence: float, threshold: float, rule: str) -> bool:
+    """Whether `confidence` is below `threshold`: a stored routing policy's ("policy") compared as the policy
+    decides, on the confidence to DECIMALS places, so a ticket it auto-routes is never also flagged below it."""
+    if rule == "policy":
+        # np.round's steps (scale, round half to even, unscale), as Policy.apply rounds, without importing numpy
+        confidence = round(confidence * 10 ** DECIMALS) / 10 ** DECIMALS
+    return confidence < threshold
+
+
 def shown_below(value: float, threshold: float, decimals: int = 2) -> tuple[str, str]:
     """(value, threshold) as text, the value with as many decimals as it takes to read below the threshold: 0.53
     and 0.90, but 0.897 and 0.90, never "0.90 is below 0.90". The threshold keeps `decimals` places."""
@@ -182,7 +194,7 @@ class RouterCard:
         share = enc.unknown_share
         threshold, rule = self.confidence_rule(self.teams[k])
         return Assessment(self.teams[k], p[k], p, share, enc.distinct_unknown_words,
-                          share > limits["max_unknown_share"], p[k] < threshold, enc.truncated,
+                          share > limits["max_unknown_share"], below_rule(p[k], threshold, rule), enc.truncated,
                           enc.words, len(enc.unknown_words), threshold, rule)
 
     def confidence_rule(self, team: str) -> tuple[float, str]:

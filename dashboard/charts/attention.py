@@ -250,16 +250,22 @@ def received_frame(patterns, tokens: Sequence[str]) -> pd.DataFrame:
                          for h in range(w.shape[0]) for j in range(w.shape[2])])
 
 
+BAND_FONT = 10                     # px, the bands' token labels
+
+
 def bands_chart(patterns, tokens: Sequence[str]) -> alt.Chart:
     """Per head, the vertical bands of its heatmap: mean received weight per token (one strip per head)."""
     df = received_frame(patterns, tokens)
     labels = token_labels(tokens)
+    heads = tuple(dict.fromkeys(df["head"]))        # head 1, 2, …, 12 as drawn: a plain :N axis sorts head 10 first
     n = len(tokens)
     return alt.Chart(df).mark_rect().encode(
+        # Upright labels sit one band apart, so neighbours clear each other while a band is taller than the font;
+        # slanted at -60° they ran into each other on 10-12 px bands ("6:delivery7:problem").
         x=alt.X("key:O", sort=labels, title="token read (key)",
-                axis=alt.Axis(labelAngle=-60, labelLimit=90, labelFontSize=10,
-                              labelOverlap=False if _band_step(n) >= 10 else "parity")),
-        y=alt.Y("head:N", title=None, axis=alt.Axis(labelOverlap=False)),
+                axis=alt.Axis(labelAngle=-90, labelLimit=90, labelFontSize=BAND_FONT,
+                              labelOverlap=False if _band_step(n) >= BAND_FONT + 1 else "parity")),
+        y=alt.Y("head:N", sort=heads, title=None, axis=alt.Axis(labelOverlap=False)),
         color=alt.Color("received:Q", scale=alt.Scale(type="sqrt", scheme="oranges"),
                         legend=alt.Legend(title="mean received", orient="right", format=".2f")),
         tooltip=[alt.Tooltip("head:N"), alt.Tooltip("key:N", title="key"),

@@ -83,15 +83,18 @@ def router_refusal(split: str = "train", folds: int = CHEAP_FOLDS) -> str | None
     the estimate and the baseline's command), None for the Tiny router, a split within the limit or no split."""
     if not model.is_encoder_router() or split_rows(split) is None:
         return None
-    return _refusal(str(router_folder()), split, folds, split_rows(split), stamp(router_folder() / "router.json"))
+    # The baseline's command as this page gives every command, with the README's .venv/bin/python (the command
+    # line's own refusal says `python -m`, to a shell that has the environment active).
+    return _refusal(str(router_folder()), split, folds, split_rows(split), stamp(router_folder() / "router.json"),
+                    command("baseline", split, folds))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _refusal(folder: str, split: str, folds: int, tickets: int, key: tuple) -> str | None:
+def _refusal(folder: str, split: str, folds: int, tickets: int, key: tuple, instead: str) -> str | None:
     from ticketnet.labels.run import size_refusal
 
     try:
-        return size_refusal(Path(folder), split, folds, tickets=tickets)
+        return size_refusal(Path(folder), split, folds, tickets=tickets, instead=instead)
     except ValueError as exc:                        # a card with no recipe: what the command would say
         return str(exc)
 

@@ -32,6 +32,13 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
+def flips_sentence(fixed: int, broken: int, both_wrong: int) -> str:
+    """The Compare page's flips in a sentence, each count agreeing with its noun and verb: "B fixed 1 ticket",
+    "1 is wrong in both", "3 are wrong in both"."""
+    return (f"B fixed {count(fixed, 'ticket')} (A wrong, B right), broke {broken:,} (A right, B wrong); "
+            f"{both_wrong:,} {'is' if both_wrong == 1 else 'are'} wrong in both with different teams.")
+
+
 def share_text(part: int, whole: int) -> str:
     """A share as a sentence says it: "12%", and "under 1%" for a share that rounds to 0 but is not 0."""
     share = part / whole if whole else 0.0

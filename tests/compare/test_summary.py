@@ -9,7 +9,7 @@ from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall_score
 
 from tests.compare.helpers import random_pair, table
-from ticketnet.compare import compare_tables, flip_table
+from ticketnet.compare import compare_tables, flip_table, p_text
 from ticketnet.metrics import expected_calibration_error
 
 TEAMS = ("red", "green", "blue")
@@ -76,6 +76,22 @@ def test_mcnemar_p_is_scipy_s_exact_binomial_test(seed):
     assert s["mcnemar"]["a_right_b_wrong"] == broken and s["mcnemar"]["b_right_a_wrong"] == fixed
     p = binomtest(min(broken, fixed), broken + fixed, 0.5).pvalue
     assert s["mcnemar"]["p"] == round(p, 4) and s["mcnemar"]["p_unrounded"] == pytest.approx(p, rel=1e-9)
+
+
+@pytest.mark.parametrize("p, text", [(5.4e-05, "p = 5.4e-05"), (1e-74, "p = 1.0e-74"), (0.0001, "p = 0.0001"),
+                                     (0.01234, "p = 0.0123"), (1.0, "p = 1.0000")])
+def test_p_text_is_one_format_for_every_p(p, text):
+    assert p_text(p) == text
+
+
+def test_the_verdict_writes_the_unrounded_p_as_p_text_does():
+    # The Compare page's card wrote the rounded p ("p = 0.0001") under a verdict that read "p = 5.4e-05".
+    a, b = random_pair(400, TEAMS, seed=3, accuracy_a=0.6, accuracy_b=0.9)
+    s = compare_tables(a, b, TEAMS, TEAMS, resamples=20)
+    mc = s["mcnemar"]
+    assert mc["p_unrounded"] < 1e-4 and mc["p"] in (0.0, 0.0001)
+    assert f"McNemar's exact test {p_text(mc['p_unrounded'])} on" in s["verdict"]
+    assert "e-" in p_text(mc["p_unrounded"])
 
 
 def test_point_estimates_are_sklearn_s_and_ticketnet_metrics():

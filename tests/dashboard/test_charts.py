@@ -259,6 +259,28 @@ def test_bands_chart_leaves_room_for_its_legend_at_every_length(n):
     assert spec["width"]["step"] * n <= theme.COLUMN_PX - 170
 
 
+def test_bands_chart_lists_twelve_heads_in_numeric_order():
+    # A nominal axis sorts its names as text: head 1, head 10, head 11, head 12, head 2, ...
+    spec = charts.bands_chart(_patterns(blocks=1, heads=12)[0], TOKENS).to_dict()
+    assert spec["encoding"]["y"]["sort"] == [f"head {h}" for h in range(1, 13)]
+
+
+@pytest.mark.parametrize("n", [11, 30, 35, 60, 256])
+def test_bands_chart_token_labels_never_run_into_each_other(n):
+    # At 1000 px a 30-token ticket's slanted labels touched ("6:delivery7:problem"): drawn all at once, the labels
+    # stand upright, so neighbours lie one band apart, and that band is wider than the label's font.
+    tokens = [f"w{i}" for i in range(n)]
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.bands_chart(_patterns(n=n)[0], tokens).to_dict()
+    axis, step = spec["encoding"]["x"]["axis"], spec["width"]["step"]
+    assert axis["labelAngle"] == -90 and axis["labelLimit"] == 90
+    if axis["labelOverlap"] is False:
+        assert step >= axis["labelFontSize"] + 1
+    else:
+        assert axis["labelOverlap"] == "parity" and step < axis["labelFontSize"] + 1
+    assert (axis["labelOverlap"] is False) == (n <= 30)
+
+
 def test_model_view_small_multiples_every_block_and_head():
     P = _patterns()
     spec = charts.model_view(P, TOKENS).to_dict()

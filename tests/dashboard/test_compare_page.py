@@ -80,6 +80,13 @@ def test_two_larkfield_routers_show_the_summary_flips_and_deltas(larkfield_env, 
                                                                          ("both wrong", both)) if v}
     verdict = _md(at.info[0].value)
     assert verdict.startswith(("B routes significantly", "No significant difference")) and "McNemar" in verdict
+    # One format for the p: the card says what the verdict says (it read "p = 0.0001" under "p = 5.4e-05").
+    p = _metric(at, "McNemar's exact test").value
+    assert p.startswith("p = ") and f"McNemar's exact test {p} on" in verdict
+    # Each count agrees with its verb ("1 are wrong in both" before).
+    flips = next(c.value for c in at.caption if c.value.startswith("B fixed"))
+    assert flips.startswith(f"B fixed {fixed:,} ticket{'' if fixed == 1 else 's'} (A wrong, B right), broke {broken:,}")
+    assert f"; {both:,} {'is' if both == 1 else 'are'} wrong in both with different teams." in flips
     assert len(at.get("vega_lite_chart")) >= 1                  # the per-team deltas
     assert at.query_params["a"] == "larkfield" and at.query_params["b"] == "retrain"
     assert at.query_params["split"] == "test" and "ticket" not in at.query_params

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from dashboard.data import labels as label_data
 from dashboard.text import md_escape
 from tests.conftest import app_test
 from tests.encoder.conftest import make_small_base, write_splits
@@ -64,6 +65,12 @@ def test_over_the_limit_the_page_says_the_estimate_and_points_to_the_baseline(ro
     said = " ".join(w.value for w in at.warning)
     for part in ("this split has 72", "of fine-tuning", "s per ticket-epoch", "--source baseline"):
         assert md_escape(part) in said                  # Markdown-escaped, as the command line says it
+    # A sentence for an analyst first (it opened with "--source router"), and the README's python in the command.
+    assert said.startswith(md_escape("Out-of-fold probabilities from the router mean fine-tuning its encoder "
+                                     "once per fold, done on splits of up to 50 tickets, and this split has 72"))
+    assert said.endswith(md_escape(f"instead: .venv/bin/python -m ticketnet label-issues --router {routers / NAME} "
+                                   f"--split train --folds {label_data.CHEAP_FOLDS} --source baseline "
+                                   "--out label-issues-baseline.csv"))
     assert not at.code
     assert any("Pick the baseline above" in c.value for c in at.caption)
 

@@ -99,9 +99,15 @@ def test_the_picked_ticket_is_ringed_and_named_where_the_map_draws_it():
     frame = charts.map_frame(table, _by_label("true team"), ODD_TEAMS)
     picked = str(frame["ticket_id"].iloc[3])
     spec = charts.map_chart(frame, _by_label("true team"), ODD_TEAMS, "PCA", picked).to_dict()
-    points, ring, name = spec["layer"]
+    points, ring, halo, name = spec["layer"]
     params = spec.get("params", []) + points.get("params", [])
     assert {p["name"] for p in params} == {charts.BOX, charts.CLICK}               # the selections still work
     assert ring["mark"]["filled"] is False and name["encoding"]["text"]["field"] == "ticket_id"
+    # The red name sits on a white halo of the same text, drawn first: readable on the dark theme and over points.
+    assert halo["encoding"]["text"] == name["encoding"]["text"] and halo["data"] == name["data"]
+    assert halo["mark"]["stroke"] == halo["mark"]["color"] == "#ffffff" and halo["mark"]["strokeWidth"] >= 3
+    assert name["mark"]["color"] == charts.PICKED_COLOUR and "stroke" not in name["mark"]
+    assert {k: halo["mark"][k] for k in ("dx", "dy", "fontSize", "fontWeight", "align")} == \
+        {k: name["mark"][k] for k in ("dx", "dy", "fontSize", "fontWeight", "align")}
     assert [r["ticket_id"] for r in spec["datasets"][ring["data"]["name"]]] == [picked]
     assert "layer" not in charts.map_chart(frame, _by_label("true team"), ODD_TEAMS, "PCA", "T-not-here").to_dict()

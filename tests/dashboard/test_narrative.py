@@ -121,6 +121,19 @@ def test_count_says_one_token_and_separates_thousands(n, text):
     assert narrative.count(n, "token") == text
 
 
+@pytest.mark.parametrize("counts, text", [
+    ((1, 2, 1), ("B fixed 1 ticket (A wrong, B right), broke 2 (A right, B wrong); 1 is wrong in both with different "
+                 "teams.")),
+    ((3, 1, 3), ("B fixed 3 tickets (A wrong, B right), broke 1 (A right, B wrong); 3 are wrong in both with different "
+                 "teams.")),
+    ((1200, 0, 0), ("B fixed 1,200 tickets (A wrong, B right), broke 0 (A right, B wrong); 0 are wrong in both with "
+                    "different teams.")),
+])
+def test_the_compare_pages_flips_agree_in_number(counts, text):
+    # The walk read "1 are wrong in both".
+    assert narrative.flips_sentence(*counts) == text
+
+
 def test_unknown_words_are_counted_on_the_flags_basis_and_listed_once():
     from ticketnet.card import encode_text
     from ticketnet.data.text import Vocab

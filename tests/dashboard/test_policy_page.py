@@ -4,6 +4,7 @@ test and the hand-written set), its sliders live in the URL, and it runs on rout
 from __future__ import annotations
 
 import io
+import json
 import math
 import shutil
 import time
@@ -49,8 +50,6 @@ def _stored(folder, split: str) -> pd.DataFrame:
 
 
 def _teams(folder) -> list[str]:
-    import json
-
     return list(json.loads((folder / "router.json").read_text(encoding="utf-8"))["teams"])
 
 
@@ -275,6 +274,10 @@ def test_the_queue_lists_the_tickets_left_to_a_person_with_their_sets_and_links(
     assert all(queue["team_set"] == queue["ticket_id"].map(labels))
     assert (queue["heads"] == "heads?ticket=" + queue["ticket_id"]).all()
     assert (queue["interpretation"] == "interpretation?ticket=" + queue["ticket_id"]).all()
+    # Each link column as wide as its word: at "small" (75 px) "Interpretation" was cut to "Interpretati".
+    grid = next(d for d in at.dataframe if "team_set" in d.value.columns)
+    widths = {name: c.get("width") for name, c in json.loads(grid.proto.columns).items()}
+    assert widths["interpretation"] == "medium" and widths["heads"] == "small" and widths["team_set"] == "medium"
     df, name = downloads["dl_policy_queue"]
     assert name == "ticketnet_test_queue.csv"
     csv = pd.read_csv(io.BytesIO(ui.csv_bytes(df)))

@@ -88,7 +88,8 @@ def test_over_the_limit_the_command_refuses_with_the_estimate_and_the_baseline_c
     meta = json.loads((encoder_router / "router.json").read_text(encoding="utf-8"))
     rate = meta["train"]["seconds"] / (meta["train"]["tickets"] * meta["train"]["epochs"])
     estimate = labels_oof.duration((FOLDS - 1) * 72 * 1 * rate)
-    assert err.startswith("ticketnet label-issues: error:") and "\n" not in err
+    assert err.startswith("ticketnet label-issues: error: Out-of-fold probabilities from the router mean "
+                          "fine-tuning its encoder once per fold") and "\n" not in err
     assert "up to 50 tickets, and this split has 72" in err and f"would take about {estimate} of fine-tuning" in err
     assert f"{rate:.3f} s per ticket-epoch, its own fine-tune: 72 tickets × 2 epochs" in err
     assert err.endswith(f"python -m ticketnet label-issues --router {encoder_router} --split train --folds {FOLDS} "

@@ -1,10 +1,11 @@
 """Two routers compared on the same tickets: metrics with paired intervals, McNemar's test, flips, and corpus scans."""
 
 from ticketnet.compare.scans import compare_scans
-from ticketnet.compare.summary import compare_tables, flip_table
+from ticketnet.compare.summary import compare_tables, flip_table, p_text
 from ticketnet.compare.tables import compare_routers, routed_split, router_teams, split_csv
 
-__all__ = ["compare_routers", "compare_scans", "compare_tables", "flip_table", "routed_split", "router_teams", "split_csv"]
+__all__ = ["compare_routers", "compare_scans", "compare_tables", "flip_table", "p_text", "routed_split", "router_teams",
+           "split_csv"]
 
 # -- for the Compare page: per head and per token (heads.py), per-team differences (deltas.py) -----------------------
 from ticketnet.compare.deltas import team_deltas  # noqa: E402

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ticketnet.compare.summary import p_text
+
 
 def _iv(iv: dict, signed: bool = False) -> str:
     if iv["value"] is None:
@@ -16,10 +18,6 @@ def _short(iv: dict) -> str:
     if iv["value"] is None:
         return "–"
     return f"{iv['value']:.3f}" + ("" if iv["low"] is None else f" ({iv['low']:.3f}–{iv['high']:.3f})")
-
-
-def _p(p: float) -> str:
-    return f"p = {p:.1e}" if p < 1e-4 else f"p = {p:.4f}"
 
 
 def _flip_rows(counts: dict, width: int) -> list[str]:
@@ -43,7 +41,7 @@ def compare_lines(result: dict) -> list[str]:
         lines.append(f"{label:<10}{_iv(ra[key]):<{col}}{_iv(rb[key]):<{col}}{_iv(d[key], signed=True)}")
     mc = result["mcnemar"]
     lines.append(f"McNemar's exact test: A right and B wrong on {mc['a_right_b_wrong']:,}, B right and A wrong on "
-                 f"{mc['b_right_a_wrong']:,}, {_p(mc.get('p_unrounded', mc['p']))}")
+                 f"{mc['b_right_a_wrong']:,}, {p_text(mc.get('p_unrounded', mc['p']))}")
     ag = result["agreement"]
     shift = ag["confidence_shift"]
     line = f"agreement: the same team for {ag['same_team']:.1%} of the tickets, Cohen's κ {ag['kappa']:.4f}"

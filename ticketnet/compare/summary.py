@@ -164,16 +164,22 @@ def _mcnemar_p(broken: int, fixed: int) -> float:
     return float(mcnemar([[0, broken], [fixed, 0]], exact=True).pvalue)
 
 
+def p_text(p: float) -> str:
+    """McNemar's p as the verdict, the command line and the Compare page's card all write it: "p = 0.0123", and
+    "p = 5.4e-05" below 1e-4 (pass the unrounded p: `mcnemar["p"]` is rounded to 4 decimals and reads 0.0001)."""
+    return f"p = {p:.1e}" if p < 1e-4 else f"p = {p:.4f}"
+
+
 def _verdict(diff: dict, mc: dict, p: float, n: int) -> str:
     d = diff["value"]
     discordant = mc["a_right_b_wrong"] + mc["b_right_a_wrong"]
-    p_text = f"p = {p:.1e}" if p < 1e-4 else f"p = {p:.4f}"
+    said = p_text(p)
     if p < 0.05:
         way = "better" if mc["b_right_a_wrong"] > mc["a_right_b_wrong"] else "worse"
         return (f"B routes significantly {way} than A: accuracy {d:+.4f} (95 % interval {diff['low']:+.4f} to "
-                f"{diff['high']:+.4f}), McNemar's exact test {p_text} on {discordant} discordant of {n} tickets.")
+                f"{diff['high']:+.4f}), McNemar's exact test {said} on {discordant} discordant of {n} tickets.")
     return (f"No significant difference between B and A: accuracy {d:+.4f} (95 % interval {diff['low']:+.4f} to "
-            f"{diff['high']:+.4f}), McNemar's exact test {p_text} on {discordant} discordant of {n} tickets.")
+            f"{diff['high']:+.4f}), McNemar's exact test {said} on {discordant} discordant of {n} tickets.")
 
 
 def compare_tables(a: pd.DataFrame, b: pd.DataFrame, teams_a: Sequence[str], teams_b: Sequence[str],

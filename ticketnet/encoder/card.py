@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ticketnet.card import DEFAULT_OOD, Assessment, WeightsError, confidence_rule
+from ticketnet.card import DEFAULT_OOD, Assessment, WeightsError, below_rule, confidence_rule
 from ticketnet.catalog import ENCODER_WEIGHTS
 from ticketnet.encoder.pieces import DEFAULT_MAX_PIECES, PieceEncoded, encode_pieces
 
@@ -68,8 +68,8 @@ class EncoderCard:
             if far:
                 reason = (f"its distance from the training tickets, {dist:.1f}, is beyond what 99 % of the "
                           f"validation tickets reach ({limit:.1f})")
-        return Assessment(self.teams[k], p[k], p, enc.unknown_share, [], far, p[k] < threshold, enc.truncated,
-                          len(enc.word_pieces), enc.unknown, threshold, rule, reason)
+        return Assessment(self.teams[k], p[k], p, enc.unknown_share, [], far, below_rule(p[k], threshold, rule),
+                          enc.truncated, len(enc.word_pieces), enc.unknown, threshold, rule, reason)
 
 
 def load_encoder_card(folder: str | Path) -> EncoderCard:

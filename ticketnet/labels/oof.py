@@ -242,8 +242,9 @@ def encoder_refusal(meta: Mapping, tickets: int, folds: int, epochs: int, instea
         sample = (f" (the router itself was fine-tuned on a {train['tickets']:,}-ticket sample of "
                   f"{train['sampled_from']:,}; each fold would train on every ticket of the other folds)")
     per_fold = round(tickets * (folds - 1) / folds)
-    return (f"--source router fine-tunes the encoder once per fold, up to {limit:,} tickets, and this split has "
-            f"{tickets:,}{sample}: {folds} folds × {epochs} epochs on about {per_fold:,} tickets each would take "
+    # A sentence an analyst reads as it stands (the Label issues page shows it too), not the flag's name first.
+    return (f"Out-of-fold probabilities from the router mean fine-tuning its encoder once per fold, done on "
+            f"splits of up to {limit:,} tickets, and this split has {tickets:,}{sample}: {folds} folds × {epochs} epochs on about {per_fold:,} tickets each would take "
             f"about {duration(encoder_estimate(meta, tickets, folds, epochs))} of fine-tuning ({rate:.3f} s per "
             f"ticket-epoch, {basis}); use the baseline's out-of-fold probabilities instead: {instead}")
 

@@ -55,10 +55,11 @@ def baseline_command(router_folder: Path, split: str = "train", folds: int = DEF
 
 
 def size_refusal(router_folder: Path, split: str = "train", folds: int = DEFAULT_FOLDS,
-                 epochs: int | None = None, tickets: int | None = None) -> str | None:
+                 epochs: int | None = None, tickets: int | None = None, instead: str | None = None) -> str | None:
     """For an encoder router, why `--source router` is not run on this split (over ENCODER_OOF_MAX tickets: the
     estimate and the baseline's command), as one line; None for the Tiny router or a split within the limit.
-    `tickets`: the split's size where the caller has counted it."""
+    `tickets`: the split's size where the caller has counted it; `instead`: the baseline's command as the caller
+    writes it (default `baseline_command`'s)."""
     from ticketnet.data.tickets import load_split
 
     teams, meta, kind = router_card(router_folder)
@@ -67,7 +68,8 @@ def size_refusal(router_folder: Path, split: str = "train", folds: int = DEFAULT
     if tickets is None:
         tickets = len(load_split(split_file(Path(router_folder), split), teams))
     recipe = encoder_recipe(meta, epochs)
-    return encoder_refusal(meta, tickets, folds, recipe["epochs"], baseline_command(router_folder, split, folds))
+    return encoder_refusal(meta, tickets, folds, recipe["epochs"],
+                           instead or baseline_command(router_folder, split, folds))
 
 
 def compute_oof(router_folder: Path, split: str = "train", folds: int = DEFAULT_FOLDS, epochs: int | None = None,

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from ticketnet._runtime.atomic import write_atomic
-from ticketnet.card import POLICY_KEY, RouterCard, card_json_bytes
+from ticketnet.card import DECIMALS, POLICY_KEY, RouterCard, card_json_bytes
 from ticketnet.policy.conformal import ConformalSets, team_set_labels
 from ticketnet.policy.thresholds import TeamThresholds, auto_routed
 
-DECIMALS = 4              # the probabilities' decimals in the stored tables and predict's CSV: decisions are taken on
-#                           the numbers a reader sees, so a written confidence of 0.9876 and a threshold of 0.9876 agree
+# DECIMALS (the card's, which flags by the same rule): the probabilities' decimals in the stored tables and predict's
+# CSV. Decisions are taken on the numbers a reader sees, so a written confidence of 0.9876 and a threshold of 0.9876 agree.
 
 
 @dataclass(frozen=True)
