@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import router_choice, state, ui
+from dashboard import router_choice, state, ui, view
 from dashboard.data import model
 from dashboard.server import idle, sessions
 from dashboard.text import md_escape
@@ -74,7 +74,7 @@ if picks_ticket:
 for notice in (router_choice.router_notice(), state.url_notice() if picks_ticket else None):
     if notice:                                # what a link named that this server could not open, on every page
         st.warning(md_escape(notice), icon=":material/link_off:")
-page.run()
+view.run_page(page)                           # a page that ends early comes back here
 if picks_ticket:
     ui.sidebar()                              # after the page, so a pick made on this run is already shown
 model.warm_model()                            # torch and the model code, in the background once the page is out

@@ -6,7 +6,7 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import narrative, ui, view, views
+from dashboard import narrative, render, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import encoder as encoder_charts
 from dashboard.charts import interpretation as interp_charts
@@ -60,7 +60,7 @@ def heads(pick, ins, teams) -> None:
     n = len(rows)
     if n <= GRID_MAX_ROWS:
         st.subheader(f"Layer {block}: its {n_heads} heads")
-        ui.chart(charts.heads_row, W, rows, query_row, block=block, columns=grid_columns(n), width=GRID_WIDTH_PX)
+        render.chart(charts.heads_row, W, rows, query_row, block=block, columns=grid_columns(n), width=GRID_WIDTH_PX)
     else:
         st.subheader(f"Layer {block}, one head at a time")
         st.caption(f"{n} {level}: the {n_heads} heads of a layer side by side would leave cells too small to read, "
@@ -69,9 +69,10 @@ def heads(pick, ins, teams) -> None:
                             index=view.start_index("one_head", range(n_heads)))
         level_view.remember()
         if n >= raster.RASTER_FROM_TOKENS:
-            ui.heads_images(W[head:head + 1], rows, query_row, block=block)
+            unit = {"words": "word", "pieces": "piece"}[level]
+            render.heads_images(W[head:head + 1], rows, query_row, block=block, unit=unit)
         else:
-            ui.chart(charts.head_heatmap, W[head], rows, head + 1, query_row, block=block)
+            render.chart(charts.head_heatmap, W[head], rows, head + 1, query_row, block=block)
 
     st.subheader(f"What {md_escape(narrative.quote(rows[query_row]))} (position {query_row}) reads in layer {block}")
     st.markdown(narrative.query_reads(charts.query_frame(W, rows, query_row)))
@@ -80,7 +81,7 @@ def heads(pick, ins, teams) -> None:
     st.caption("Mean weight each word or piece receives over all reading rows, per head of this layer. Encoders "
                "often park attention on [CLS], [SEP] and punctuation: a dark band there is a resting place, not "
                "necessarily a reading.")
-    ui.chart(charts.bands_chart, W, rows)
+    render.chart(charts.bands_chart, W, rows)
     st.info("Interventions (cutting one edge, switching a head off) and the every-layer model view are drawn for "
             "the Tiny router; on an encoder router, the Interpretation page measures what removing each word does.",
             icon=":material/info:")
@@ -145,7 +146,7 @@ def interpretation(pick, ins, teams) -> None:
     metrics.metric(f"p({team}) of the ticket", f"{we.p_ticket:.3f}", width="content")
     frame = encoder_charts.word_frame(we.words, removed, replaced, we.rollout, we.last_layer,
                                       ex.signals[signals.INTEGRATED_GRADIENTS.name])
-    ui.chart(encoder_charts.word_effects_chart, frame, unit_title, we.replacement)
+    render.chart(encoder_charts.word_effects_chart, frame, unit_title, we.replacement)
     st.caption(f"Removed: the word's pieces taken out of the ticket, which closes up. Replaced: each of its pieces "
                f"read as {we.replacement} instead (the tokenizer's mask piece where it has one), which keeps every "
                "position. [CLS] and [SEP] are never removed. The rollout share follows the attention through every "
@@ -175,7 +176,7 @@ def interpretation(pick, ins, teams) -> None:
                    "Comprehensiveness: how much p(target) drops when they are removed (higher = the signal found what "
                    "the model needs). Sufficiency: how much it drops when only they are kept (lower = they suffice). "
                    "[CLS] and [SEP] stay in every variant. AOPC = the mean over the five sizes.")
-        ui.chart(interp_charts.eraser_chart, ex.eraser, sorted(set(ex.eraser[signals.SIGNAL])), "words")
+        render.chart(interp_charts.eraser_chart, ex.eraser, sorted(set(ex.eraser[signals.SIGNAL])), "words")
         st.dataframe(narrative.tidy_numbers(ex.aopc, 3), hide_index=True, key=f"encoder_aopc_{text_key}",
                      column_config={
                          signals.COMPREHENSIVENESS: st.column_config.NumberColumn("AOPC comprehensiveness ↑",

@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 import streamlit as st
 
@@ -398,3 +399,33 @@ def selection_changed(chart_key: str, selected: object, fresh: bool) -> bool:
     last = None if fresh else seen.get(chart_key)
     seen[chart_key] = selected
     return selected != last
+
+
+# -- ending a page early -----------------------------------------------------------------------------------------------
+class PageEnd(BaseException):
+    """A page has shown all it has for this run (`end_page`). A BaseException, so a page's own `except Exception`
+    never swallows it."""
+
+
+_PAGE_END_CAUGHT: ContextVar[bool] = ContextVar("page_end_caught", default=False)
+
+
+def run_page(page) -> None:
+    """Run the navigation's page; one that ends early with `end_page` returns here, so what the entry point draws
+    after the page (the sidebar's picked ticket) and starts (the model's warm-up, the idle watch) still happens.
+    `st.stop()` would end the whole script run instead."""
+    token = _PAGE_END_CAUGHT.set(True)
+    try:
+        page.run()
+    except PageEnd:
+        pass
+    finally:
+        _PAGE_END_CAUGHT.reset(token)
+
+
+def end_page() -> NoReturn:
+    """End this page's run here: back to the entry point under `run_page`, else (a page run on its own) `st.stop()`."""
+    if _PAGE_END_CAUGHT.get():
+        raise PageEnd
+    st.stop()
+    raise PageEnd                     # not reached: st.stop() raises

@@ -6,12 +6,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboard import narrative, ui, view, views
+from dashboard import narrative, render, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import compare as cc
 from dashboard.data import compare, model
 from dashboard.text import md_escape
-from ticketnet.compare import head_changes
+from ticketnet.compare import head_changes, p_text
 
 KINDS = ("fixed", "broken", "both wrong")
 EVERY_TEAM = "every team"
@@ -28,7 +28,7 @@ if len(available) < 2:
     st.info("Only one router is available here, so there is nothing to compare it with. Train a second one with "
             "`.venv/bin/python -m ticketnet train --out routers/NAME` (add `--data export.csv` for your own tickets); every "
             "folder under routers/ that holds a router.json is listed here.", icon=":material/info:")
-    st.stop()
+    view.end_page()
 
 
 default_a, default_b = compare.default_pair(available, model.router_name())
@@ -45,19 +45,19 @@ routers_view.remember()
 
 if a == b:
     st.info(f"Router A and router B are both {md_escape(a)}: pick another router as B.", icon=":material/info:")
-    st.stop()
+    view.end_page()
 for name in (a, b):
     if compare.card(name) is None:
         st.warning(f"Router {md_escape(name)} cannot be read (its router.pt, vocab.json or router.json is missing or "
                    "broken); pick another one, or retrain it.", icon=":material/warning:")
-        st.stop()
+        view.end_page()
 
 shared_splits = compare.shared_splits(a, b)
 if not shared_splits:
     st.info(f"{md_escape(a)} and {md_escape(b)} share no split: their data folders hold different tickets. Compare "
             "routers trained on the same data, or compare these two on a labelled CSV with `.venv/bin/python -m ticketnet "
             "compare A B --split file.csv`.", icon=":material/info:")
-    st.stop()
+    view.end_page()
 split_view = views.compare_split(shared_splits)
 ui.link_refusals(split_view.restore())
 split = pick_split.selectbox("Split", shared_splits, key="cmp_split", index=view.start_index("cmp_split", shared_splits))
@@ -67,7 +67,7 @@ summary = compare.summary(a, b, split)
 if isinstance(summary, str):
     st.info(f"{md_escape(a)} and {md_escape(b)} cannot be compared on the {split} split: {md_escape(summary)}.",
             icon=":material/info:")
-    st.stop()
+    view.end_page()
 label_a, label_b = cc.labels_of(a, b)
 
 
@@ -92,7 +92,7 @@ row = st.container(horizontal=True, gap="small")
 _metric(row, f"accuracy, {label_a}", routers["a"]["accuracy"])
 _metric(row, f"accuracy, {label_b}", routers["b"]["accuracy"])
 _metric(row, "accuracy, B − A", diff["accuracy"], signed=True)
-row.metric("McNemar's exact test", f"p = {mc['p']:.4f}" if mc["p"] >= 1e-4 else "p < 0.0001",
+row.metric("McNemar's exact test", p_text(mc["p_unrounded"]),      # as the verdict above writes it
            delta=f"B fixed {mc['b_right_a_wrong']}, broke {mc['a_right_b_wrong']}", delta_color="off",
            delta_arrow="off", width=METRIC_PX, border=True,
            help="On the tickets exactly one router routes right (the discordant pairs).")
@@ -125,14 +125,14 @@ st.caption(md_escape(
 st.subheader("Per team: B − A precision and recall")
 st.caption("A dot at the difference, a line across its paired 95 % interval: green where B is higher beyond doubt, "
            "red where it is lower, grey where the interval crosses 0.")
-ui.chart(cc.team_deltas_chart, compare.team_deltas(a, b, split))
+render.chart(cc.team_deltas_chart, compare.team_deltas(a, b, split))
 
 # -- the flips --------------------------------------------------------------------------------------------------------------
 st.header("Flips", divider="gray")
 flips = compare.flips(a, b, split)
 counts = summary["flips"]
-st.caption(f"B fixed {counts['fixed']:,} tickets (A wrong, B right), broke {counts['broken']:,} (A right, B wrong); "
-           f"{counts['both_wrong']:,} are wrong in both with different teams. Pick a row to see the ticket side by side.")
+st.caption(narrative.flips_sentence(counts["fixed"], counts["broken"], counts["both_wrong"])
+           + " Pick a row to see the ticket side by side.")
 
 ticket_view = views.compare_ticket(teams["shared"], KINDS, EVERY_TEAM)
 ui.link_refusals(ticket_view.restore())
@@ -227,7 +227,7 @@ if ticket is not None and not (compare.is_encoder(a) or compare.is_encoder(b)):
     pair = st.container(horizontal=True, gap="medium")
     for label, ins in ((label_a, ins_a), (label_b, ins_b)):
         with pair.container(width="content"):
-            ui.chart(charts.head_heatmap, ins.patterns[block - 1][head - 1], ins.tokens, head, query_row, block=block,
+            render.chart(charts.head_heatmap, ins.patterns[block - 1][head - 1], ins.tokens, head, query_row, block=block,
                      title=f"{label} · block {block} · head {head}")
 
     st.subheader("Deletion effects of both routers")
@@ -250,7 +250,7 @@ if ticket is not None and not (compare.is_encoder(a) or compare.is_encoder(b)):
                                    "The ranking, and so Kendall τ, stays the same.")
         x_title = (f"share of its largest effect ({unit_name})" if own_scale
                    else f"support for its predicted team ({unit_name})")
-        ui.chart(cc.deletion_chart, deletion.frame(), label_a, label_b, x_title, own_scale=own_scale)
+        render.chart(cc.deletion_chart, deletion.frame(), label_a, label_b, x_title, own_scale=own_scale)
         tau_box = st.container(horizontal=True, gap="medium", vertical_alignment="center")
         tau_box.metric("Kendall τ of the deletions", narrative.tau_text(deletion.tau), border=True, width=METRIC_PX + 40,
                        help="Rank agreement between A's and B's deletion effects over the ticket's tokens.")
@@ -284,7 +284,7 @@ else:
             st.rerun()
     else:
         imp_a, imp_b = compare.importance(a, split), compare.importance(b, split)
-        ui.chart(cc.head_change_chart, head_changes(divergence, imp_a, imp_b), label_a, label_b)
+        render.chart(cc.head_change_chart, head_changes(divergence, imp_a, imp_b), label_a, label_b)
         top = divergence.nlargest(1, "jsd").iloc[0]
         st.caption(f"Most changed: block {int(top['block'])}, head {int(top['head'])} (mean JSD "
                    f"{narrative.fmt(top['jsd'], 3)}). A head that changed much but matters little in both routers is "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import state, ui, view, views
+from dashboard import render, state, ui, view, views
 from dashboard.charts import corpus as corpus_charts
 from dashboard.data import corpus as corpus_data
 from dashboard.data import model
@@ -81,7 +81,7 @@ if not scans:
         if scan_with_progress(corpus_data.shipped_inputs(), corpus_data.shipped_folder(), "valid and test",
                               scan_level):
             st.rerun()
-    st.stop()
+    view.end_page()
 
 names = [str(p) for p in scans]
 scan_view = views.corpus_scan(names)
@@ -95,7 +95,7 @@ try:
     scan = corpus_data.open_scan(folder)
 except ValueError as exc:
     st.error(md_escape(exc), icon=":material/error:")
-    st.stop()
+    view.end_page()
 summary = scan.summary
 teams = list(summary["teams"])
 labelled = summary["accuracy"] is not None
@@ -139,9 +139,9 @@ if summary.get(TAU, {}).get(ROLLOUT.name, {}).get("mean") is not None:
 overview = st.container(horizontal=True, gap="large")
 with overview.container(width=corpus_charts.SUMMARY_PX):
     st.subheader("Routing mix")
-    ui.chart(corpus_charts.routing_chart, summary, width="stretch")
+    render.chart(corpus_charts.routing_chart, summary, width="stretch")
     st.subheader("Confidence")
-    ui.chart(corpus_charts.confidence_chart, summary, width="stretch")
+    render.chart(corpus_charts.confidence_chart, summary, width="stretch")
 cell = None
 if labelled:
     from dashboard.charts import quality
@@ -174,7 +174,7 @@ if policy is not None:
                  help="teams per ticket in its prediction set")
     with st.container(width=corpus_charts.SUMMARY_PX):
         st.subheader("Prediction set sizes")
-        ui.chart(corpus_charts.set_size_chart, policy, width="stretch")
+        render.chart(corpus_charts.set_size_chart, policy, width="stretch")
 
 # -- reliance ---------------------------------------------------------------------------------------------------
 st.header("What the router relies on, per team", divider="gray")
@@ -204,7 +204,7 @@ else:
     else:
         words = st.container(horizontal=True, gap="small")      # 520 + 16 + 360: side by side at 1366 px
         with words.container(width="content"):
-            ui.chart(corpus_charts.reliance_chart, reliance, team, width="content")
+            render.chart(corpus_charts.reliance_chart, reliance, team, width="content")
         with words.container(width=corpus_charts.RELIANCE_TABLE_PX):
             table = reliance[["token", "tickets", "mean_effect", "median_effect", "mean_rollout", "top_effect_share",
                               "effect minus attention"]].sort_values("mean_effect", ascending=False)
@@ -217,7 +217,7 @@ else:
                 "effect minus attention": st.column_config.NumberColumn(format="%.4f")})
     if summary.get(TAU):
         with st.expander("Attention against deletion effect, every signal (mean Kendall τ)"):
-            ui.chart(corpus_charts.tau_chart, summary, width="stretch")
+            render.chart(corpus_charts.tau_chart, summary, width="stretch")
 
 # -- compare with another scan of the same input ----------------------------------------------------------
 with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
@@ -249,7 +249,7 @@ with st.expander("Compare with another scan", icon=":material/compare_arrows:"):
                                width="content")
             st.caption(f"Read with DuckDB from both scans' Parquet files in {cmp['seconds']:.2f} s.")
             st.subheader("Routing mix, B − A")
-            ui.chart(corpus_charts.routing_delta_chart, cmp, width="content")
+            render.chart(corpus_charts.routing_delta_chart, cmp, width="content")
             changed_rows, word_rows = corpus_data.comparison_frames(cmp)
             if ch["sample"]:
                 st.subheader("Tickets that change team")

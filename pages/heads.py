@@ -5,11 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import encoder_ui, narrative, state, ui, view, views
+from dashboard import encoder_ui, narrative, render, state, ui, view, views
 from dashboard.charts import attention as charts
-from dashboard.charts import theme
 from dashboard.charts import interventions as ic
-from dashboard.charts import raster
+from dashboard.charts import raster, theme
 from dashboard.data import interventions, model, splits
 from dashboard.narrative import interventions as intervention_words
 from dashboard.text import md_escape
@@ -35,7 +34,7 @@ with st.container(border=True):
     ui.parity_badge(ins.max_difference, ins.differences)
 if router.kind == "encoder":
     encoder_ui.heads(pick, ins, teams)
-    st.stop()
+    view.end_page()
 
 text_key = pick.text_key
 blocks = list(range(1, n_blocks + 1))
@@ -62,26 +61,26 @@ with c3:
 W = patterns[block - 1]                          # (h, n, n)
 st.subheader(f"Block {block}: the {n_heads} heads")
 if len(tokens) >= raster.RASTER_FROM_TOKENS:
-    ui.heads_images(W, tokens, query_row, block=block)
+    render.heads_images(W, tokens, query_row, block=block)
 else:
-    ui.heads_row(W, tokens, query_row, block=block, head_importance=importance)
+    render.heads_row(W, tokens, query_row, block=block, head_importance=importance)
 
 # -- what the query token reads ---------------------------------------------------------------------------------
 st.subheader(f"What {md_escape(narrative.quote(tokens[query_row]))} (position {query_row}) reads in block {block}")
 st.markdown(narrative.query_reads(charts.query_frame(W, tokens, query_row), tokens[query_row]))
-ui.chart(charts.query_bars, W, tokens, query_row)
+render.chart(charts.query_bars, W, tokens, query_row)
 
 # -- vertical bands ---------------------------------------------------------------------------------------------
 st.subheader("Tokens every query reads: the vertical bands")
 st.caption("Mean weight each token receives over all reading tokens, per head of this block. A dark cell is a "
            "column of the heatmap that lights up for every row: punctuation and the first token often act as a "
            "resting place for attention that is not reading anything in particular.")
-ui.chart(charts.bands_chart, W, tokens)
+render.chart(charts.bands_chart, W, tokens)
 
 # -- model view -------------------------------------------------------------------------------------------------
 st.subheader("Model view: every block × head")
 if len(tokens) <= MODEL_VIEW_MAX_TOKENS:
-    ui.chart(charts.model_view, patterns, tokens)
+    render.chart(charts.model_view, patterns, tokens)
 else:
     st.info(f"The model view is drawn for tickets up to {MODEL_VIEW_MAX_TOKENS} tokens; this one has {len(tokens)}. "
             "Use the block selector above to see each head in full.")
@@ -128,7 +127,7 @@ with knockout_section:
         ko_tau = ko.tau(unit)
         st.subheader(f"Block {block}, head {ko_head + 1}: the row of {md_escape(narrative.quote(tokens[query_row]))} "
                      f"(position {query_row}), edge by edge")
-        ui.chart(ic.knockout_row_chart, ic.knockout_frame(ko.weights, ko.support[unit], tokens), unit, team)
+        render.chart(ic.knockout_row_chart, ic.knockout_frame(ko.weights, ko.support[unit], tokens), unit, team)
         st.markdown(md_escape(narrative.knockout_sentence(tokens, query_row, ko_head + 1, block, ko.weights,
                                                           ko.support[unit], ko_tau, unit, team)))
         st.metric("Kendall τ, weight against support (this row)", narrative.tau_text(ko_tau))
@@ -149,10 +148,10 @@ with knockout_section:
             step = ic.map_step(n_tokens)
             pair_row = st.container(horizontal=True, gap="medium")    # side by side when wide, stacked in a laptop column
             with pair_row.container(width="content"):
-                ui.chart(charts.head_heatmap, W[ko_head], tokens, ko_head + 1, query_row, block=block, step=step,
+                render.chart(charts.head_heatmap, W[ko_head], tokens, ko_head + 1, query_row, block=block, step=step,
                          title=f"attention weights, block {block} · head {ko_head + 1}")
             with pair_row.container(width="content"):
-                ui.chart(ic.effect_map_chart, maps[ko_head].support[unit], tokens, unit, step=step,
+                render.chart(ic.effect_map_chart, maps[ko_head].support[unit], tokens, unit, step=step,
                          title=f"support of each edge, from cutting it, head {ko_head + 1}", team=team)
             taus = pd.DataFrame({"head": [narrative.head_name(k) for k in range(n_heads)],
                                  "Kendall τ (n² weights vs n² supports)": [narrative.tau_text(m.tau(unit))
@@ -181,7 +180,7 @@ with ablation_section:
             with st.spinner("Averaging every head's output over the valid split (once per weights file, a few seconds)…"):
                 interventions.valid_head_means()
         ablated = interventions.ablation(pick.text, target, mode, pick.whole_thread)
-        ui.chart(ic.ablation_grid, ablated, unit, team)
+        render.chart(ic.ablation_grid, ablated, unit, team)
         st.markdown(md_escape(narrative.ablation_sentence(ablated, unit, team, mode)))
 
 heads_view.remember()

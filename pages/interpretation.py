@@ -7,16 +7,23 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard import encoder_ui, narrative, state, ui, view, views
+from dashboard import encoder_ui, narrative, render, state, ui, view, views
 from dashboard.charts import attention as charts
 from dashboard.charts import interpretation as interp_charts
-from dashboard.charts import theme
 from dashboard.charts import interventions as ic
+from dashboard.charts import theme
 from dashboard.data import interventions, model, splits, ticket
 from dashboard.narrative import interventions as intervention_words
 from dashboard.text import md_escape
 from ticketnet.interpret import (
-    PHRASE_RULE, PHRASE_SHAPLEY_SAMPLES, aopc, chance_band, mean_aopc, removal_support, signals, suggest_edit,
+    PHRASE_RULE,
+    PHRASE_SHAPLEY_SAMPLES,
+    aopc,
+    chance_band,
+    mean_aopc,
+    removal_support,
+    signals,
+    suggest_edit,
     support_title,
 )
 
@@ -44,7 +51,7 @@ with st.container(border=True):
     answer = st.empty()                            # why this route: filled once the effects are computed below
 if router.kind == "encoder":
     encoder_ui.interpretation(pick, ins, teams)
-    st.stop()
+    view.end_page()
 
 predicted = int(ins.predicted)
 interp_view = views.interpretation(text_key, teams, predicted, {
@@ -96,17 +103,17 @@ if has_effect:
     # px), one under the other at 1000 px, every panel wide enough for its whole title.
     pair = st.container(horizontal=True, gap="medium")
     with pair.container(width="content"):
-        ui.chart(interp_charts.removal_chart, shown_tokens, effects, [], support)
+        render.chart(interp_charts.removal_chart, shown_tokens, effects, [], support)
     if chosen:
         with pair.container(width="content"):
-            ui.chart(interp_charts.removal_chart, shown_tokens, [], chosen, support)
+            render.chart(interp_charts.removal_chart, shown_tokens, [], chosen, support)
     shift = narrative.position_effect_message(
         narrative.position_effect(ti.per_token[REMOVAL], ti.per_token[UNK]), team) \
         if UNK in ti.per_token.columns else None
     if shift:
         st.warning(md_escape(shift), icon=":material/swap_horiz:")
 else:
-    ui.chart(interp_charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
+    render.chart(interp_charts.removal_chart, ti.per_token, [], chosen or signal_names[:1])
 if IG in chosen:
     st.caption(md_escape(narrative.ig_completeness(ti.ig.change, ti.ig.delta, ti.ig.steps, team)))
 
@@ -114,9 +121,9 @@ view.allow("focus_signal", signal_names, signals.ROLLOUT.name)
 focus = st.selectbox("Signal to compare in the lists and the highlighted text", signal_names, key="focus_signal",
                      index=view.start_index("focus_signal", signal_names))
 if has_effect:
-    ui.chart(interp_charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
+    render.chart(interp_charts.token_highlight, ti.tokens, shown_tokens[REMOVAL],
              title=f"text coloured by {support}, from deleting each token (red: helps)", diverging=True)
-ui.chart(interp_charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
+render.chart(interp_charts.token_highlight, ti.tokens, ti.per_token[focus], title=f"text coloured by {focus}")
 
 with st.expander("Per-token numbers (table and CSV)"):
     # The effects in the unit chosen at the top, as the bars above, named with it (in the CSV too).
@@ -203,7 +210,7 @@ if has_effect:
                                      tuple(sorted(e_signals)))
         # Chart, then the AOPC table below it at full width: side by side the legend slid under the table and the
         # sufficiency column was cut off.
-        ui.chart(interp_charts.eraser_chart, eraser_table, e_signals)
+        render.chart(interp_charts.eraser_chart, eraser_table, e_signals)
         if with_phrases:
             st.caption(md_escape(narrative.phrase_signal_sentence(ti.phrase_shapley_method, PHRASE_SHAPLEY_SAMPLES)))
         st.dataframe(narrative.tidy_numbers(aopc(eraser_table), 3), hide_index=True, column_config={
@@ -219,7 +226,7 @@ if ti.evidence is not None:
                "are evidence, what a random ranking scores on average.")
     st.text("Evidence: " + " | ".join(p.strip() for p in pick.evidence.split("|") if p.strip()))
     if "evidence" in ti.per_token.columns:
-        ui.chart(interp_charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
+        render.chart(interp_charts.token_highlight, ti.tokens, ti.per_token["evidence"].astype(float), title="evidence tokens")
     st.dataframe(narrative.tidy_numbers(ti.evidence, 3), hide_index=True, width="stretch", column_config={
         signals.AUPRC: st.column_config.NumberColumn("AUPRC", format="%.3f"),
         signals.TOKEN_F1: st.column_config.NumberColumn("token F1", format="%.3f"),
@@ -282,8 +289,8 @@ with contrast_section:
                 st.markdown(md_escape(narrative.strongest_patches(cp.heads, cp.resid, unit)))
                 for direction, words in narrative.DIRECTION_WORDS.items():
                     st.subheader(f"Patched {words} ({direction})")
-                    ui.chart(ic.patching_heads_grid, cp.heads, direction, unit, unreliable=caveat is not None)
-                    ui.chart(ic.patching_resid_heatmap, cp.resid, direction, unit, unreliable=caveat is not None)
+                    render.chart(ic.patching_heads_grid, cp.heads, direction, unit, unreliable=caveat is not None)
+                    render.chart(ic.patching_resid_heatmap, cp.resid, direction, unit, unreliable=caveat is not None)
 
 phrase_section = st.expander("Phrases: deletion, pairs, Shapley values", key="open_phrases", on_change="rerun",
                              icon=":material/segment:")
@@ -305,7 +312,7 @@ with phrase_section:
                              f"({narrative.fmt(ph.shapley.empty)})."))
         # Stretched to the column: at width="content" a one-view chart of fixed width collapses to its labels in the
         # browser (no bar, no axis).
-        ui.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"support_{unit}"], ph.shapley.values), unit, team,
+        render.chart(ic.phrase_chart, ic.phrase_frame(texts, singles[f"support_{unit}"], ph.shapley.values), unit, team,
                  width="stretch")
         st.subheader("Pairs of phrases deleted together")
         statements = narrative.redundancy_statements(texts, ph.redundant, ph.deletions, teams)
@@ -342,7 +349,7 @@ with s1:
                    "(Michel et al. 2019).")
         ui.head_importance_button(split, n_split, key="btn_heads")
     else:
-        ui.chart(interp_charts.head_importance_chart, importance, unit)
+        render.chart(interp_charts.head_importance_chart, importance, unit)
         hb1, hb2 = st.columns(2)
         blk = hb1.selectbox("Block", sorted(importance["block"].unique()), key="imp_block")
         hd = hb2.selectbox("Head", sorted(importance["head"].unique()), key="imp_head")
@@ -350,7 +357,7 @@ with s1:
         st.markdown(f"Masking **block {blk} head {hd}**, in the one convention (with the head − masked): accuracy "
                     f"{narrative.effect(row['accuracy_drop'])}; {support_title(unit, 'the true team')} "
                     f"{narrative.effect(row[f'support_{unit}'])} on average. Its pattern on this ticket:")
-        ui.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
+        render.chart(charts.head_heatmap, ins.patterns[blk - 1, hd - 1], ins.tokens, hd, None, block=blk)
 
 with s2:
     st.subheader("Attention against effect, ticket by ticket")
@@ -362,7 +369,7 @@ with s2:
                    "page.")
         ui.split_interpretation_button(split, n_split, key="btn_split")
     else:
-        ui.chart(interp_charts.tau_distribution, interp, width="stretch")
+        render.chart(interp_charts.tau_distribution, interp, width="stretch")
         long = interp_charts.tau_long(interp)
         med = long.groupby(signals.SIGNAL, sort=False)[signals.TAU].median()
         rnd_med = med.get(theme.RANDOM_SIGNAL, float("nan"))
@@ -371,7 +378,7 @@ with s2:
             f"Median τ: {best} {narrative.fmt(med[best])} (best), random {narrative.fmt(rnd_med)}. The grey box is what random orderings "
             "give; a signal whose box sits on it tells you no more about which words matter than chance."))
         means = mean_aopc(interp)
-        ui.chart(interp_charts.mean_eraser_chart, means, list(signals.ERASER_METRICS))
+        render.chart(interp_charts.mean_eraser_chart, means, list(signals.ERASER_METRICS))
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
                         key="dl_split_interp")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import state, ui
+from dashboard import render, state, ui, view
 from dashboard.charts import labels as label_charts
 from dashboard.data import labels as label_data
 from dashboard.data import splits
@@ -29,7 +29,7 @@ if not found:
                 "one on this split:", icon=":material/info:")
         st.warning(md_escape(refusal), icon=":material/timer_off:")
         st.caption("Pick the baseline above: its out-of-fold probabilities take minutes and rank the same way.")
-        st.stop()
+        view.end_page()
     st.info(f"No out-of-fold result from the **{source}** for this router yet. Compute one on the command line "
             f"(it is cached in the router folder, and this page reads it):", icon=":material/info:")
     st.code(label_data.command(source), language="bash")
@@ -46,11 +46,11 @@ if not found:
                         label_data.run_baseline("train")
                     except ValueError as exc:
                         st.error(md_escape(exc), icon=":material/error:")
-                        st.stop()
+                        view.end_page()
                 st.rerun()
     else:
         st.caption("Or pick the baseline above: its probabilities are cheaper to compute and rank the same way.")
-    st.stop()
+    view.end_page()
 
 result = found[0]
 if len(found) > 1:
@@ -61,7 +61,7 @@ if ranked is None:
     st.warning(f"The cached result was computed on another version of the {md_escape(result.split)} split. "
                "Compute it again:", icon=":material/warning:")
     st.code(label_data.command(source, result.split, result.folds, result.epochs), language="bash")
-    st.stop()
+    view.end_page()
 table, teams, settings = ranked.table, list(ranked.teams), ranked.settings
 flagged = int(table["flagged"].sum())
 detail = label_data.detail(settings) if source == "router" else f"C {settings.get('C')}"
@@ -81,12 +81,12 @@ st.header("Teams", divider="gray")
 row = st.container(horizontal=True, gap="large")
 with row.container(width="content"):
     st.subheader("Estimated wrong labels per team")
-    ui.chart(label_charts.quality_chart, ranked.quality, width="content")
+    render.chart(label_charts.quality_chart, ranked.quality, width="content")
 with row.container(width="content"):
     st.subheader("Overlapping teams")
     st.caption("Tickets cleanlab estimates could belong to either team of a pair: candidates to merge, or to tell "
                "apart more clearly in the routing guide.")
-    ui.chart(label_charts.overlap_chart, ranked.pairs, teams, width="content")
+    render.chart(label_charts.overlap_chart, ranked.pairs, teams, width="content")
     if len(ranked.pairs):
         top = ranked.pairs.iloc[0]
         st.caption(f"Most overlap: **{md_escape(top['team_a'])}** and **{md_escape(top['team_b'])}**, about "
@@ -100,11 +100,11 @@ suggested = filter_row.container(width=170).selectbox("Suggested team", [ANY, *t
 score = filter_row.container(width=230).slider("Label-quality score", 0.0, 1.0, (0.0, 1.0), step=0.01,
                                                key="labels_score")
 only = filter_row.container(width=150).toggle("Flagged only", value=True, key="labels_flagged")
-view = label_data.filtered(table, None if given == ANY else given, None if suggested == ANY else suggested,
+matching = label_data.filtered(table, None if given == ANY else given, None if suggested == ANY else suggested,
                            tuple(score), bool(only))
-st.caption(f"{len(view):,} of {len(table):,} tickets match · ranked by score, flagged first · click a row to pick "
+st.caption(f"{len(matching):,} of {len(table):,} tickets match · ranked by score, flagged first · click a row to pick "
            "that ticket for the Heads and Interpretation pages")
-shown = view.head(2_000)
+shown = matching.head(2_000)
 columns = [c for c in ("rank", "ticket_id", "given_team", "suggested_team", "score", "p_given", "text",
                        "p_suggested", "flagged") if c in shown.columns]
 event = st.dataframe(shown[columns], key=f"{TABLE_KEY}_{hash((given, suggested, tuple(score), only, result.path))}",
@@ -119,9 +119,9 @@ event = st.dataframe(shown[columns], key=f"{TABLE_KEY}_{hash((given, suggested, 
                          "p_given": st.column_config.ProgressColumn("p(given)", min_value=0.0, max_value=1.0,
                                                                     format="%.2f"),
                          "p_suggested": st.column_config.NumberColumn("p(suggested)", format="%.2f")})
-if len(view) > len(shown):
-    st.caption(f"The first {len(shown):,} are listed; the export below holds all {len(view):,}.")
-ui.csv_download(label_data.relabel_queue(view), "Export the relabel queue (CSV)",
+if len(matching) > len(shown):
+    st.caption(f"The first {len(shown):,} are listed; the export below holds all {len(matching):,}.")
+ui.csv_download(label_data.relabel_queue(matching), "Export the relabel queue (CSV)",
                 f"relabel-queue-{result.split}.csv", key="labels_export")
 rows = ui.selection(event, "rows")
 ids = shown["ticket_id"].tolist()

@@ -6,7 +6,7 @@ import hashlib
 
 import streamlit as st
 
-from dashboard import state, ui
+from dashboard import state, ui, view
 from dashboard.charts import ticketmap as charts
 from dashboard.data import model, splits, ticketmap
 from dashboard.text import md_escape
@@ -49,16 +49,16 @@ ids = charts.selected_ids(frame, event)
 st.subheader("Picked tickets")
 if not ids:
     st.info("Drag a box over the map or click a point to list its tickets here.", icon=":material/touch_app:")
-    st.stop()
-view = table.set_index("ticket_id").loc[ids].reset_index()
-view.insert(1, "heads", [ticketmap.heads_link(t) for t in view["ticket_id"]])
-view = view[["ticket_id", "heads", "team", "predicted", "confidence", "correct", "text"]]
-st.caption(f"{len(view):,} ticket{'s' if len(view) != 1 else ''} · {int((~view['correct']).sum()):,} misrouted · "
+    view.end_page()
+boxed = table.set_index("ticket_id").loc[ids].reset_index()
+boxed.insert(1, "heads", [ticketmap.heads_link(t) for t in boxed["ticket_id"]])
+boxed = boxed[["ticket_id", "heads", "team", "predicted", "confidence", "correct", "text"]]
+st.caption(f"{len(boxed):,} ticket{'s' if len(boxed) != 1 else ''} · {int((~boxed['correct']).sum()):,} misrouted · "
            "click a row for its nearest training tickets")
 table_key = "map_table_" + hashlib.sha1("\n".join(ids).encode("utf-8")).hexdigest()[:12]
 picked_rows = st.dataframe(
-    view, key=table_key, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
-    height=min(400, 38 + 35 * len(view)),
+    boxed, key=table_key, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
+    height=min(400, 38 + 35 * len(boxed)),
     column_config={
         "ticket_id": st.column_config.TextColumn("ticket", width="small", pinned=True),
         "heads": st.column_config.LinkColumn("Heads", display_text="open ↗", width="small",
@@ -71,9 +71,9 @@ picked_rows = st.dataframe(
         "text": st.column_config.TextColumn("text", width="large"),
     })
 rows = ui.selection(picked_rows, "rows")
-chosen = view.iloc[rows[0]] if rows and 0 <= rows[0] < len(view) else (view.iloc[0] if len(view) == 1 else None)
+chosen = boxed.iloc[rows[0]] if rows and 0 <= rows[0] < len(boxed) else (boxed.iloc[0] if len(boxed) == 1 else None)
 if chosen is None:
-    st.stop()
+    view.end_page()
 
 # -- its nearest training tickets -------------------------------------------------------------------------------
 ticket_id = str(chosen["ticket_id"])
@@ -81,16 +81,19 @@ if state.current().ticket_id != ticket_id:
     state.pick_ticket(ticket_id)
 ui.explain_links(state.current(), chosen.to_dict())
 st.subheader(f"Nearest training tickets to {ticket_id}")
-with st.spinner(f"Finding the nearest training tickets (the vectors of all {len(ticketmap.texts('train')):,} training "
-                "tickets are computed once per router, about 10 s for 60,000 on two cores, then read from disk)…"):
+pool, pool_size, pool_seconds = ticketmap.neighbour_pool()
+among = (f"all {pool_size:,} training tickets" if pool == "train"
+         else f"the {pool_size:,} training tickets this router was fine-tuned on")
+with st.spinner(f"Finding the nearest training tickets (the vectors of {among} are computed once per router, about "
+                f"{pool_seconds:,} s on two cores, then read from disk)…"):
     near = ticketmap.neighbours(split, ticket_id)
 if near is None:
     st.warning(f"{md_escape(ticket_id)} is not in the {split} split.", icon=":material/search_off:")
-    st.stop()
+    view.end_page()
 st.caption(f"{int(near['agrees'].sum())} of {len(near)} carry its true team ({md_escape(chosen['team'])}); "
            f"{int(near['routed_as'].sum())} of {len(near)} the team it was routed to "
            f"({md_escape(chosen['predicted'])}). Distance: euclidean, between the vectors the head reads (the head is "
-           "linear in them, so near means routed alike), over every training ticket, exactly.")
+           f"linear in them, so near means routed alike), over {among}, exactly.")
 st.dataframe(near[["rank", "ticket_id", "team", "agrees", "routed_as", "distance", "text"]], hide_index=True,
              width="stretch", column_config={
                  "rank": st.column_config.NumberColumn("#", width="small"),

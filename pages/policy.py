@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import ui, view, views
+from dashboard import render, ui, view, views
 from dashboard.charts import policy as policy_charts
 from dashboard.data import policy as policy_data
 from dashboard.narrative import policy as policy_words
@@ -21,8 +21,8 @@ def summary_table(df, by: str) -> None:
 
 def draw(template, args: tuple, data: dict) -> None:
     """A chart template, built and converted once per `args` (its structure), drawn with this run's `data`."""
-    spec = ui.chart_spec(template, *args)
-    ui.show_chart(policy_charts.fill(spec, data) if isinstance(spec, dict) else policy_charts.with_data(spec, data))
+    spec = render.chart_spec(template, *args)
+    render.show_chart(policy_charts.fill(spec, data) if isinstance(spec, dict) else policy_charts.with_data(spec, data))
 
 
 st.title("Routing policy")
@@ -158,7 +158,7 @@ with figures.container(width="content"):
          {policy_charts.POINT_DATA: policy_charts.point_frame(point)})
 if set_results:
     with figures.container(width="content"):
-        ui.chart(policy_charts.set_size_chart, policy_charts.set_size_frame(set_results))
+        render.chart(policy_charts.set_size_chart, policy_charts.set_size_frame(set_results))
 st.caption(md_escape(policy_words.area_sentence(areas))
            + (f" Set sizes: {policy_data.METHODS[method]} sets at α = {alpha:g}, calibrated on valid." if set_results
               else ""))
@@ -201,7 +201,8 @@ st.dataframe(queue, hide_index=True, width="stretch", height=420, column_order=(
     "ticket_id": st.column_config.TextColumn("ticket", pinned=True),
     "team_set": st.column_config.TextColumn("prediction set", width="medium"),
     "heads": st.column_config.LinkColumn("Heads", display_text="Heads", width="small"),
-    "interpretation": st.column_config.LinkColumn("Interpretation", display_text="Interpretation", width="small"),
+    # "medium": at "small" (75 px) the header and every link read "Interpretati".
+    "interpretation": st.column_config.LinkColumn("Interpretation", display_text="Interpretation", width="medium"),
     "set_size": st.column_config.NumberColumn("set size", format="%d"),
     "predicted": st.column_config.TextColumn("predicted"),
     "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0, format="%.2f"),

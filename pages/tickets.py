@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import filters, state, ui, view, views
+from dashboard import filters, render, state, ui, view, views
 from dashboard.charts import quality as quality_charts
 from dashboard.data import model, splits
 from dashboard.text import md_escape
@@ -41,6 +41,9 @@ st.caption("Pick a ticket by clicking its row, or write your own. The picked tic
            "Interpretation pages and lives in the URL, so a link opens the same ticket.")
 
 card = model.card()                           # no model: a restart draws this page before torch has loaded
+unit = "piece" if model.is_encoder_router() else "token"      # what the router reads: its tokenizer's pieces or words
+reads = ("pieces of its tokenizer, [CLS] and [SEP] included" if unit == "piece"
+         else "tokens (words, numbers and each punctuation mark)")
 teams = list(card.teams)
 take_table_pick()
 
@@ -57,8 +60,8 @@ with st.expander("Write your own ticket", expanded=pick.custom, icon=":material/
         typed = st.text_area("Ticket text", value=state.custom_text(), height=110,
                              max_chars=state.TYPED_MAX_CHARS,
                              placeholder=ui.typed_placeholder(),
-                             help=f"The router reads the first {card.max_len} tokens (words, numbers and each "
-                                  "punctuation mark). Shown as plain text, never as HTML.")
+                             help=f"The router reads the first {card.max_len} {reads}. Shown as plain text, "
+                                  "never as HTML.")
         submitted = st.form_submit_button("Route this ticket", icon=":material/send:", type="primary")
     if submitted:
         if not typed or not tokenize(typed):       # blank, or only invisible characters (NUL, zero-width, ...)
@@ -115,7 +118,7 @@ with q_right:
     st.subheader("Confusion matrix")
     confusion_key = f"{CONFUSION_KEY}_{split}_{st.session_state.get(filters.CONFUSION_RESET, 0)}"
     fresh = confusion_key not in st.session_state              # drawn afresh: another page ran, or a link
-    event = ui.selectable_chart(quality_charts.confusion_chart, summary["confusion"], teams, key=confusion_key,
+    event = render.selectable_chart(quality_charts.confusion_chart, summary["confusion"], teams, key=confusion_key,
                                 selection_mode=quality_charts.CONFUSION_PARAM)
     ui.chart_cell(confusion_key, event, fresh, filters.CELL_KEY)
 
@@ -187,7 +190,7 @@ config = {
     "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0, format="%.2f",
                                                   width="small"),
     "correct": st.column_config.CheckboxColumn("correct", width="small"),
-    "tokens": st.column_config.NumberColumn("tokens", width="small", help="length in tokens (the router reads "
+    "tokens": st.column_config.NumberColumn(f"{unit}s", width="small", help=f"length in {unit}s (the router reads "
                                                                           f"at most {card.max_len})"),
     "set_aside_chars": st.column_config.NumberColumn("not read (chars)", width="small",
                                                      help="characters of quoted history, forwarded chain or "
@@ -214,10 +217,15 @@ with d1:
     ui.csv_download(rows, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 
 with d3:
-    ui.split_status(split, "interpret", "Split interpretation")
-    if interp is None:
+    if model.is_encoder_router():
+        # The split-wide interpretation reads the Tiny router's tokens; the scan does the encoder's words.
+        st.caption("Attention against removal across the split is the Corpus page's scan on an encoder router: "
+                   "level effects removes each word of every ticket and sets rollout and the last layer beside it.")
+    elif interp is None:
+        ui.split_status(split, "interpret", "Split interpretation")
         ui.split_interpretation_button(split, len(table), key="btn_split_tickets")
     else:
+        ui.split_status(split, "interpret", "Split interpretation")
         st.caption("Sort by *attention disagrees with effect* (the Sort by control above). The Interpretation "
                    "page shows the split-wide results.")
         ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import narrative, state, ui
+from dashboard import narrative, state, ui, view
 from dashboard.data import model, parity, splits
 from dashboard.text import md_escape
 
@@ -61,7 +61,7 @@ if model.is_encoder_router():
                "reads the same pieces: the embeddings, every layer's attention probabilities and hidden states, and "
                f"the logits are compared over the real pieces, on {label} alone and padded with "
                f"{len(others)} valid tickets.")
-    st.stop()
+    view.end_page()
 try:
     show(parity.model_rows(pick.text, run), f"The shipped model on {label}")
 except ValueError as exc:

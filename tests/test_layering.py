@@ -151,7 +151,8 @@ def test_the_checker_sees_a_cycle_and_a_forbidden_import(tmp_path):
 DASHBOARD = ROOT / "dashboard"
 # Read bottom-up. `text` (safe Markdown, numbers) and `view` (choices in the session and the URL) know nothing of
 # tickets; `data/` holds cached computations on the library and never reads a session; `charts/` builds charts from
-# plain tables and reads no data; `narrative`, `filters`, `state`, `router_choice`, `views` and `ui` sit above both;
+# plain tables and reads no data; `render` draws them from cached specs;
+# `narrative`, `filters`, `state`, `router_choice`, `views` and `ui` sit above both;
 # `server/` watches sessions and the heap; the entry points (`app`, `__main__`, `team`) and the pages may use
 # everything. The library (ticketnet) may be read from every part but `view`.
 DASHBOARD_MAY_IMPORT: dict[str, set[str]] = {
@@ -165,11 +166,12 @@ DASHBOARD_MAY_IMPORT: dict[str, set[str]] = {
     "state": {"view", "data", "text"},
     "router_choice": {"view", "data", "text"},
     "views": {"view", "filters", "narrative", "data", "text"},
-    "ui": {"view", "views", "filters", "state", "router_choice", "narrative", "data", "charts", "text"},
-    "encoder_ui": {"view", "views", "narrative", "data", "charts", "text", "ui"},
+    "render": {"data", "charts", "text"},
+    "ui": {"view", "views", "filters", "state", "router_choice", "narrative", "data", "charts", "text", "render"},
+    "encoder_ui": {"view", "views", "narrative", "data", "charts", "text", "ui", "render"},
     "server": {"server", "data"},
     "app": {"text", "view", "data", "charts", "narrative", "filters", "state", "router_choice", "views", "ui",
-            "encoder_ui", "server"},
+            "encoder_ui", "server", "render"},
     "__main__": {"data"},
     "team": set(),
 }

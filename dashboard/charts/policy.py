@@ -7,7 +7,7 @@
 #
 # A slider move changes the numbers, not the chart's structure, and building the per-team chart in Altair costs
 # about 300 ms: each chart is a *template* whose data are named placeholders (`alt.NamedData`), built and converted
-# once per structure (ui.chart_spec), and `fill` puts this run's tables under those names (a name carries its
+# once per structure (render.chart_spec), and `fill` puts this run's tables under those names (a name carries its
 # table's content hash, so the browser redraws exactly when the numbers change). The `*_chart` functions are the
 # same template with its tables attached, for tests and for callers without a cache.
 

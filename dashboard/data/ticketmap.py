@@ -22,6 +22,9 @@ from ticketnet.ticketmap import MAP_LIMIT, MapStore
 from ticketnet.ticketmap.neighbours import NEIGHBOURS
 
 LABEL_QUALITY = "label_quality"       # a label-issues result joined by ticket_id colours the map when it is present
+# Tickets a second whose pooled vectors are computed on two cores, by router kind: the Tiny router's 60,000 training
+# tickets in about 10 s; an encoder routes about 40 a second (the corpus scan's route level, docs/corpus.md).
+POOLED_RATE = {"tiny": 6_000.0, "encoder": 40.0}
 
 
 @st.cache_resource
@@ -90,14 +93,42 @@ def with_label_quality(table: pd.DataFrame, split: str,
     return table, None
 
 
+def neighbour_pool() -> tuple[str, int, int]:
+    """Which training tickets the neighbours are sought among: (its name in the map store, how many, the seconds
+    their vectors take once). All of train, except for an encoder router fine-tuned on a sample of it: that sample,
+    the tickets it learnt from (60,000 through MiniLM would take about 25 minutes)."""
+    meta = model.card().meta.get("train", {})
+    n, of = meta.get("tickets"), meta.get("sampled_from")
+    kind = "encoder" if model.is_encoder_router() else "tiny"
+    if kind == "encoder" and n and of and n < of:
+        name, count = f"train-finetuned-n{n}-seed{meta.get('seed', 0)}", int(n)
+    else:
+        name, count = "train", len(texts("train"))
+    return name, count, max(1, round(count / POOLED_RATE[kind]))
+
+
+def _pool_rows(name: str) -> list[dict]:
+    rows = _rows("train")
+    if name == "train":
+        return rows
+    from ticketnet.encoder.finetune import stratified_rows
+
+    meta = model.card().meta["train"]
+    return stratified_rows(rows, int(meta["tickets"]), int(meta.get("seed", 0)))
+
+
 @cached_on_weights(max_entries=8, resource=True)
-def _pooled(split: str, data_key: tuple):
+def _pooled(split: str, data_key: tuple, pool: str | None = None):
+    """A split's pooled vectors, or (`pool`, a name from `neighbour_pool`) those of the training tickets the
+    neighbours are sought among."""
     with _lock():
-        return map_store().pooled(split, splits.split_path(split), splits.key_hashes(split), _rows(split))
+        rows = _pool_rows(pool) if pool else _rows(split)
+        return map_store().pooled(pool or split, splits.split_path(split), splits.key_hashes(split), rows)
 
 
 def neighbours(split: str, ticket_id: str, k: int = NEIGHBOURS) -> pd.DataFrame | None:
-    """The k training tickets nearest to the split's ticket in the pooled space (exact, euclidean), nearest first:
+    """The k training tickets (of `neighbour_pool`) nearest to the split's ticket in the pooled space (exact,
+    euclidean), nearest first:
     rank, ticket_id, team (its label), distance, agrees (its label is the ticket's true team), routed_as (its label
     is the router's prediction for the ticket), text. A training ticket is not its own neighbour. None when the
     ticket is not in the split."""
@@ -108,8 +139,10 @@ def neighbours(split: str, ticket_id: str, k: int = NEIGHBOURS) -> pd.DataFrame 
     if not len(hits):
         return None
     i = int(hits[0])
-    train = pooled if split == "train" else _pooled("train", splits.data_stamp("train"))
-    idx, dist = nearest(train.vectors, pooled.vectors[i], k, exclude=[i if split == "train" else None])
+    pool = neighbour_pool()[0]
+    train = pooled if split == "train" and pool == "train" else _pooled("train", splits.data_stamp("train"), pool)
+    own = np.flatnonzero(train.ticket_ids == ticket_id) if split == "train" else []
+    idx, dist = nearest(train.vectors, pooled.vectors[i], k, exclude=[int(own[0]) if len(own) else None])
     predicted = model.card().teams[int(pooled.logits[i].argmax())]
     found = pd.DataFrame({"rank": np.arange(1, idx.shape[1] + 1), "ticket_id": train.ticket_ids[idx[0]],
                           "team": train.teams[idx[0]], "distance": dist[0]})

@@ -1,13 +1,14 @@
-"""The cached chart conversion (dashboard.ui.chart_spec) gives the dict Streamlit's own, validated one gives."""
+"""The cached chart conversion (dashboard.render.chart_spec) gives the dict Streamlit's own, validated one gives."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from dashboard import ui
+from dashboard import render
 from dashboard.charts import attention as charts
 from dashboard.charts import theme
+
 vega_charts = pytest.importorskip("streamlit.elements.vega_charts")
 
 
@@ -24,9 +25,9 @@ def _tokens(n: int) -> list[str]:
                           _tokens(12)), {}),
 ])
 def test_unvalidated_conversion_equals_streamlits(builder, args, kwargs):
-    ui._spec.clear()
-    plain = ui._plain(args)
-    assert ui.chart_spec(builder, *args, **kwargs) == vega_charts._convert_altair_to_vega_lite_spec(
+    render._spec.clear()
+    plain = render._plain(args)
+    assert render.chart_spec(builder, *args, **kwargs) == vega_charts._convert_altair_to_vega_lite_spec(
         builder(*plain, **kwargs))
 
 
@@ -47,8 +48,8 @@ def test_conversion_skips_the_schema_check(monkeypatch):
     vega_charts._convert_altair_to_vega_lite_spec(built)
     assert checked                                 # the spy sees Streamlit's own conversion check the spec
     checked.clear()
-    ui._spec.clear()
-    spec = ui.chart_spec(lambda: built)
+    render._spec.clear()
+    spec = render.chart_spec(lambda: built)
     assert checked == [] and spec["mark"]["type"] == "rect"
 
 
@@ -72,10 +73,10 @@ def test_a_chart_drawn_from_a_table_is_cached_by_the_table_s_content():
         built.append(len(df))
         return charts.alt.Chart(df).mark_bar().encode(x="v:Q", y="k:N")
 
-    ui._spec.clear()
+    render._spec.clear()
     table = pd.DataFrame({"k": ["a", "b"], "v": [0.5, 0.25]})
-    first = ui.chart_spec(bars, table)
-    assert ui.chart_spec(bars, table.copy()) == first and built == [2], "an equal table: the cached spec"
+    first = render.chart_spec(bars, table)
+    assert render.chart_spec(bars, table.copy()) == first and built == [2], "an equal table: the cached spec"
     changed = table.assign(v=[0.5, 0.26])
-    assert ui.chart_spec(bars, changed) != first and built == [2, 2], "one value changed: built again"
-    assert ui._frame_digest(table) == ui._frame_digest(table.copy()) != ui._frame_digest(changed)
+    assert render.chart_spec(bars, changed) != first and built == [2, 2], "one value changed: built again"
+    assert render._frame_digest(table) == render._frame_digest(table.copy()) != render._frame_digest(changed)

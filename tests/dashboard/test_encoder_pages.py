@@ -61,6 +61,13 @@ def test_heads_shows_every_head_of_a_layer_by_word_then_by_piece(encoder_routers
     assert at.query_params["level"] in ("pieces", ["pieces"]) and at.query_params["block"] in ("2", ["2"])
 
 
+def test_pages_that_end_early_still_show_the_picked_ticket_in_the_sidebar(encoder_routers):
+    for page in (HEADS, INTERPRETATION, VERIFICATION):
+        at = _open(page, encoder_routers)
+        assert "PICKED TICKET" in [c.value for c in at.sidebar.caption], page
+        assert _ticket(encoder_routers).replace("-", "\\-") in " ".join(m.value for m in at.sidebar.markdown), page
+
+
 def test_a_link_to_a_layer_the_router_lacks_is_refused(encoder_routers):
     at = _open(HEADS, encoder_routers, block="9")
     assert any("block='9'" in w.value for w in at.warning)

@@ -14,7 +14,7 @@ PAGES = sorted((ROOT / "pages").glob("*.py"))
 # Dashboard modules a page may import: the data layer and the chart builders (whole packages), and the page helpers.
 DASHBOARD_PACKAGES = ("dashboard.data", "dashboard.charts", "dashboard.narrative")
 PAGE_HELPERS = {"dashboard.state", "dashboard.filters", "dashboard.ui", "dashboard.text", "dashboard.view",
-                "dashboard.views", "dashboard.encoder_ui"}
+                "dashboard.views", "dashboard.encoder_ui", "dashboard.render"}
 
 
 def imported(path: Path) -> list[tuple[str, str | None]]:

@@ -145,3 +145,27 @@ def _arrow_rows(dataset) -> list[dict]:
 
     table = pa.ipc.open_stream(dataset.data.data).read_all()
     return table.to_pylist()
+
+
+def test_an_encoder_fine_tuned_on_a_sample_seeks_neighbours_among_that_sample(monkeypatch):
+    from types import SimpleNamespace
+
+    from dashboard.data import model, ticketmap
+
+    card = SimpleNamespace(meta={"train": {"tickets": 3000, "sampled_from": 60000, "seed": 1}})
+    monkeypatch.setattr(model, "card", lambda: card)
+    monkeypatch.setattr(model, "is_encoder_router", lambda: True)
+    assert ticketmap.neighbour_pool() == ("train-finetuned-n3000-seed1", 3000, 75)     # 3,000 at 40 a second
+    rows = [{"ticket_id": f"T-{i}", "text": f"text {i}", "team": ("a", "b", "c")[i % 3]} for i in range(90)]
+    monkeypatch.setattr(ticketmap, "_rows", lambda split: rows)
+    card.meta["train"].update(tickets=30, sampled_from=90)
+    from ticketnet.encoder.finetune import stratified_rows
+
+    pool = ticketmap._pool_rows(ticketmap.neighbour_pool()[0])
+    assert pool == stratified_rows(rows, 30, 1) and len(pool) == 30          # the very rows it was fine-tuned on
+    card.meta["train"].update(tickets=90, sampled_from=90)                    # fine-tuned on all of train
+    monkeypatch.setattr(ticketmap, "texts", lambda split: {r["ticket_id"]: r["text"] for r in rows})
+    assert ticketmap.neighbour_pool()[:2] == ("train", 90)
+    monkeypatch.setattr(model, "is_encoder_router", lambda: False)
+    card.meta["train"].update(tickets=30, sampled_from=90)                    # a Tiny router reads all of train
+    assert ticketmap.neighbour_pool() == ("train", 90, 1)

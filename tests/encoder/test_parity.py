@@ -63,3 +63,20 @@ def test_minilm_matches_transformers_with_mean_pooling():
     diffs = parity.differences(model, parity.reference_model(folder), ids, is_pad)
     assert len(diffs) == 2 + 2 * 6
     assert max(diffs.values()) < 1e-5, diffs
+
+
+def test_each_rows_tolerance_grows_with_the_values_compared_as_torch_testing_does():
+    folder = files.read_folder(files.minilm_folder())
+    model = weights.build(folder, files.load_state(folder.path), n_classes=5)
+    tok = files.load_tokenizer(folder.path, model.config.vocab_size)
+    ids = torch.tensor([tok.encode("The parcel never arrived and the courier says it was delivered").ids])
+    is_pad = torch.zeros_like(ids, dtype=torch.bool)
+    ref = parity.reference_model(folder)
+    rows = {name: pair for name, pair in parity.compared(model, ref, ids, is_pad).items()}
+    with torch.no_grad():
+        hidden = ref(input_ids=ids, output_hidden_states=True).hidden_states
+    top = float(hidden[6].abs().max())
+    assert top > 5                                                    # post-norm hidden states are not small
+    assert rows["blocks.5.resid_post"][1] == pytest.approx(parity.ATOL + parity.RTOL * top, rel=1e-6)
+    assert rows["blocks.0.attn.pattern"][1] < 1.2e-5                  # probabilities: about the floor
+    assert all(diff <= tol for diff, tol in rows.values()), rows
