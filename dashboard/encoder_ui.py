@@ -70,7 +70,8 @@ def heads(pick, ins, teams) -> None:
         level_view.remember()
         if n >= raster.RASTER_FROM_TOKENS:
             unit = {"words": "word", "pieces": "piece"}[level]
-            render.heads_images(W[head:head + 1], rows, query_row, block=block, unit=unit)
+            render.heads_images(W[head:head + 1], rows, query_row, block=block, unit=unit,
+                                below="The list below gives, per head, the two {unit}s the query row reads most.")
         else:
             render.chart(charts.head_heatmap, W[head], rows, head + 1, query_row, block=block)
 
@@ -107,7 +108,8 @@ def interpretation(pick, ins, teams) -> None:
                           index=view.start_index(f"target_{text_key}", range(len(teams))))
     with t2:
         with_phrases = ui.phrase_signals_toggle()
-    unit = ui.unit_toggle(teams[target], views.INTERPRETATION_UNIT)
+    unit = ui.unit_toggle(teams[target], views.INTERPRETATION_UNIT, parts="word, phrase", coloured=False,
+                          margin=True)
     interp_view.remember()
     try:
         ex = ticket.word_explanation(pick.text, target, pick.evidence, pick.whole_thread, with_phrases)

@@ -119,17 +119,17 @@ def heads_row(patterns, tokens: Sequence[str], query_row: int, *, block: int,
     show_chart(charts.add_layer_to_views(base, frame))
 
 
-def heads_images(patterns, tokens: Sequence[str], query_row: int, *, block: int, unit: str = "token") -> None:
+def heads_images(patterns, tokens: Sequence[str], query_row: int, *, block: int, unit: str = "token",
+                 below: str = "The bars below give the query row's weights by {unit}.") -> None:
     """The heads of one block as images (`charts.raster`), for tickets too long for a chart of n² cells, with a
-    caption that says what is lost (the per-cell tooltips) and where the numbers are (the bars below); `unit` names
-    a row (token, piece or word)."""
+    caption that says what is lost (the per-cell tooltips) and where the numbers are (`below`); `unit` names a row
+    (token, piece or word)."""
     from dashboard.charts import raster
 
     n = len(tokens)
     st.caption(f"{n} {unit}s: each head is drawn as an image of its {n}×{n} weights (as a chart, {n * n:,} cells a "
                f"head take the browser seconds to draw). Row = the reading {unit}, top to bottom in ticket order; "
-               f"column = the {unit} read, left to right; the query row is framed in red. The bars below give the "
-               f"query row's weights by {unit}.")
+               f"column = the {unit} read, left to right; the query row is framed in red. " + below.format(unit=unit))
     row = st.container(horizontal=True, gap="small")
     for h in range(patterns.shape[0]):
         with row.container(width="content"):

@@ -451,13 +451,15 @@ def phrase_signals_toggle(joining: Sequence[str] = (), leaving: Sequence[str] = 
     return choice == PHRASE_SIGNALS_ON
 
 
-def unit_toggle(team: str, key: str) -> str:
+def unit_toggle(team: str, key: str, parts: str = "token, phrase, edge, head", coloured: bool = True,
+                margin: bool = False) -> str:
     """The effect unit of every intervention view below it (logit difference by default, or probability), and a
-    caption saying which one the page shows. Heads and Interpretation share one unit (their views' `UNIT_KEY`)."""
+    caption saying which one the page shows (`parts`, `coloured`, `margin`: `narrative.unit_sentence`). Heads and
+    Interpretation share one unit (their views' `UNIT_KEY`)."""
     unit = st.segmented_control("Effect unit", tuple(narrative.UNIT_NAMES), key=key, required=True,
                                 default=view.start(key),
                                 format_func=narrative.UNIT_NAMES.__getitem__,
                                 help="Logit difference: log(p / (1 − p)) of the target team, which does not saturate "
                                      "near 0 or 1. Probability: p(team) itself.") or views.UNIT_DEFAULT
-    st.caption(md_escape(narrative.unit_sentence(unit, team)))
+    st.caption(md_escape(narrative.unit_sentence(unit, team, parts, coloured, margin)))
     return unit

@@ -35,11 +35,17 @@ REMOVAL, UNK, IG = signals.REMOVAL.name, signals.UNK_REPLACEMENT.name, signals.I
 UNIT_SHORT = {"prob": "p", "logit_diff": "log-odds"}
 
 st.title("Interpretation")
-st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here by "
-           "changing the ticket: delete a token (or replace it with <unk>) and watch the team's score move. Gradients "
-           "and ERASER scores add two more views; the split-wide section tests whether one ticket's story holds.")
-
 router = model.router()
+if router.kind == "encoder":
+    st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here by "
+               "changing the ticket: take a word's pieces out (or put [MASK] in their place) and watch the team's "
+               "score move. Integrated gradients and ERASER add two more views.")
+else:
+    st.caption("Attention shows where each head reads. Whether that matters is a separate question, answered here "
+               "by changing the ticket: delete a token (or replace it with <unk>) and watch the team's score move. "
+               "Gradients and ERASER scores add two more views; the split-wide section tests whether one ticket's "
+               "story holds.")
+
 teams = list(router.teams)
 pick = state.current()
 ins = ui.inspection_or_stop(pick)

@@ -286,10 +286,17 @@ def effect(value: float) -> str:
     return format_effect(value)
 
 
-def unit_sentence(unit: str, team: str) -> str:
-    """The sign convention and the unit every effect view on the page shows, in words."""
-    rule = (f"Every effect is support for {team}: its score with the part (token, phrase, edge, head) minus its score "
-            f"without it, so positive (red) where the part helps {team} and removing it lowers the score.")
+def unit_sentence(unit: str, team: str, parts: str = "token, phrase, edge, head", coloured: bool = True,
+                  margin: bool = False) -> str:
+    """The sign convention and the unit every effect view on the page shows, in words; `parts` what is taken out,
+    `coloured` where the charts draw help in red, `margin` where the logit unit is the target's logit minus the best
+    other team's (an encoder router's word effects) rather than its log-odds."""
+    positive = "positive (red)" if coloured else "positive"
+    rule = (f"Every effect is support for {team}: its score with the part ({parts}) minus its score "
+            f"without it, so {positive} where the part helps {team} and removing it lowers the score.")
+    if unit == "logit_diff" and margin:
+        return (f"{rule} Score: the logit margin of {team}, its logit minus the best other team's. Unlike p({team}) "
+                "it does not flatten out near 0 or 1, so a small change in a confident prediction stays visible.")
     if unit == "logit_diff":
         return (f"{rule} Score: the logit difference of {team}, log(p / (1 − p)), the log-odds of {team} against every "
                 f"other team. Unlike p({team}) it does not flatten out near 0 or 1, so a small change in a confident "

@@ -192,3 +192,14 @@ def test_a_share_that_rounds_to_zero_reads_under_one_percent_and_an_address_is_n
     assert narrative.share_text(1, 231) == "under 1%" and narrative.share_text(0, 5) == "0%"
     assert narrative.share_text(3, 10) == "30%" and narrative.share_text(0, 0) == "0%"
     assert md_escape("ana@example.com") == "ana\\@example\\.com"      # Markdown makes no mailto link of it
+
+
+def test_the_unit_sentence_names_an_encoders_parts_and_its_logit_margin():
+    from dashboard.narrative import unit_sentence
+
+    tiny = unit_sentence("logit_diff", "payments")
+    assert "(token, phrase, edge, head)" in tiny and "positive (red)" in tiny and "log(p / (1 − p))" in tiny
+    words = unit_sentence("logit_diff", "payments", "word, phrase", coloured=False, margin=True)
+    assert "(word, phrase)" in words and "(red)" not in words and "log(p" not in words
+    assert "its logit minus the best other team's" in words
+    assert "p(payments), the probability" in unit_sentence("prob", "payments", "word, phrase", False, True)
