@@ -122,7 +122,7 @@ st.caption("KV cache = 2 (keys and values) × layers × K/V heads × head dimens
            "K/V heads shrinks the cache, not the scores: every query head still forms its own score matrix.")
 st.table(cost.ATTENTION_DESIGNS.set_index("design"))   # whole sentences, wrapped (a data grid cut them off)
 
-st.subheader("The TinyTransformer itself")
+st.subheader("The Tiny router's shape, head by head")
 n_tok = st.slider("Tokens in the ticket", 1, 256, 120, key="cost_ticket_tokens")
 t = cost.tiny_transformer_costs(int(n_tok))
 m = st.columns(3)
@@ -153,4 +153,5 @@ for name, folder in model.routers().items():
                   "block weights": c["block_weights"], "scores (all blocks)": c["scores_per_block"] * shape["n_blocks"],
                   "score memory (kB)": round(c["score_bytes_all_blocks"] / 1e3, 1),
                   "GFLOP per ticket": round(c["gflop_per_ticket"], 3)})
-st.dataframe(pd.DataFrame(sizes), hide_index=True)
+st.dataframe(pd.DataFrame(sizes), hide_index=True, column_config={
+    c: st.column_config.NumberColumn(format="localized") for c in ("block weights", "scores (all blocks)")})
