@@ -41,7 +41,8 @@ st.caption("Pick a ticket by clicking its row, or write your own. The picked tic
            "Interpretation pages and lives in the URL, so a link opens the same ticket.")
 
 card = model.card()                           # no model: a restart draws this page before torch has loaded
-unit = "piece" if model.is_encoder_router() else "token"      # what the router reads: its tokenizer's pieces or words
+encoder = model.is_encoder_router()
+unit = "piece" if encoder else "token"       # what the router reads: its tokenizer's pieces or words
 reads = ("pieces of its tokenizer, [CLS] and [SEP] included" if unit == "piece"
          else "tokens (words, numbers and each punctuation mark)")
 teams = list(card.teams)
@@ -217,16 +218,16 @@ with d1:
     ui.csv_download(rows, "these tickets (CSV)", f"ticketnet_{split}_tickets.csv", key="dl_tickets")
 
 with d3:
-    if model.is_encoder_router():
+    if encoder:
         # The split-wide interpretation reads the Tiny router's tokens; the scan does the encoder's words.
         st.caption("Attention against removal across the split is the Corpus page's scan on an encoder router: "
                    "level effects removes each word of every ticket and sets rollout and the last layer beside it.")
-    elif interp is None:
-        ui.split_status(split, "interpret", "Split interpretation")
-        ui.split_interpretation_button(split, len(table), key="btn_split_tickets")
     else:
         ui.split_status(split, "interpret", "Split interpretation")
-        st.caption("Sort by *attention disagrees with effect* (the Sort by control above). The Interpretation "
-                   "page shows the split-wide results.")
-        ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
-                        key="dl_interp")
+        if interp is None:
+            ui.split_interpretation_button(split, len(table), key="btn_split_tickets")
+        else:
+            st.caption("Sort by *attention disagrees with effect* (the Sort by control above). The Interpretation "
+                       "page shows the split-wide results.")
+            ui.csv_download(interp, "split interpretation (CSV)", f"ticketnet_{split}_interpretation.csv",
+                            key="dl_interp")

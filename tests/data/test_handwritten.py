@@ -96,13 +96,19 @@ def test_thread_tickets_decide_the_team_in_the_new_message(sets, name):
     assert not threads or {_thread_kind(r["text"]) for r in threads} == set(THREAD_KINDS)
 
 
-def test_evaluation_threads_mix_the_three_kinds_and_flattened_exports(sets):
-    threads = [r for r in sets["handwritten"] if r["style"] == THREAD]
+# Per set: threads of each kind per team, the quoted or forwarded ones on one line, and of those the ones with " / ".
+THREAD_MIX = {"handwritten": (4, 14, 8), "handwritten_fresh": (2, 7, 4)}
+
+
+@pytest.mark.parametrize("name", list(THREAD_MIX))
+def test_threads_mix_the_three_kinds_and_flattened_exports(sets, name):
+    per_kind, n_flat, n_slashed = THREAD_MIX[name]
+    threads = [r for r in sets[name] if r["style"] == THREAD]
     kinds = Counter((r["team"], _thread_kind(r["text"])) for r in threads)
-    assert kinds == {(t, k): 4 for t in TEAMS for k in THREAD_KINDS}              # 20 of each kind
+    assert kinds == {(t, k): per_kind for t in TEAMS for k in THREAD_KINDS}
     with_history = [r["text"] for r in threads if _thread_kind(r["text"]) != "settled_opener"]
     flattened = [t for t in with_history if "\n" not in t]
-    assert len(flattened) == 14 and sum(" / " in t for t in flattened) == 8   # the rest keep their line breaks
+    assert len(flattened) == n_flat and sum(" / " in t for t in flattened) == n_slashed   # the rest keep breaks
 
 
 def test_no_evaluation_thread_ticket_is_a_near_copy_of_another_hand_written_one(sets):
@@ -110,15 +116,6 @@ def test_no_evaluation_thread_ticket_is_a_near_copy_of_another_hand_written_one(
     near = [(a, b) for (a, sa, wa), (b, sb, wb) in combinations(evaluation, 2)
             if THREAD in (sa, sb) and _jaccard(wa, wb) >= 0.4]
     assert near == []
-
-
-def test_fresh_threads_mix_the_three_kinds_and_flattened_exports(sets):
-    threads = [r for r in sets["handwritten_fresh"] if r["style"] == THREAD]
-    kinds = Counter((r["team"], _thread_kind(r["text"])) for r in threads)
-    assert kinds == {(t, k): 2 for t in TEAMS for k in THREAD_KINDS}              # 10 of each kind
-    with_history = [r["text"] for r in threads if _thread_kind(r["text"]) != "settled_opener"]
-    flattened = [t for t in with_history if "\n" not in t]
-    assert len(flattened) == 7 and sum(" / " in t for t in flattened) == 4    # the rest keep their line breaks
 
 
 def test_no_fresh_ticket_is_a_near_copy_of_another_hand_written_one(sets):

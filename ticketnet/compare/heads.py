@@ -115,10 +115,10 @@ def _chunks(lengths: Sequence[int], cells_per_token2: int) -> list[list[int]]:
 
 def _patterns(router: Router, ids: Tensor, is_pad: Tensor) -> Tensor:
     """Every block's attention weights (B, blocks, h, n, n) of a padded batch, from the router's named internals."""
-    import torch
+    from ticketnet.lens.inspection import stack_blocks
 
     _, cache = router.run_with_cache(ids, is_pad)
-    return torch.stack([cache[f"blocks.{i}.attn.pattern"] for i in range(router.n_blocks)], 1)
+    return stack_blocks(cache, "pattern", router.n_blocks)
 
 
 def attention_divergence(router_a: Router, router_b: Router, texts: Sequence[str]) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from ticketnet.interpret.methods.removal import (Counterfactuals, counterfactual
                                                  total_variation)
 from ticketnet.interpret.interventions.phrases import ForwardMemo, batched_logits
 from ticketnet.interpret.split import phrase_signals
-from ticketnet.lens.inspection import Inspection, RoutedTicket, inspect_ticket
+from ticketnet.lens.inspection import Inspection, RoutedTicket
 from ticketnet.nn.transformer import pad_batch
 
 PHRASE_SHAPLEY_SAMPLES = 16   # Captum orders beyond 10 phrases for the phrase signals, as the split-wide run draws
@@ -131,7 +131,7 @@ def interpret_ticket(router, text: str, target: int | None = None, evidence: str
 
     `target` defaults to the predicted team. A one-token ticket has no deletion counterfactual; its
     removal-based parts (agreement, ERASER, disagreements) are empty and `note` says why. `inspection`, the
-    ticket's `inspect_ticket` when the caller has it already, saves running the lens a second time. The phrase
+    ticket's `Router.inspect` when the caller has it already, saves running the lens a second time. The phrase
     signals are the split-wide run's (`split.phrase_signals`, PHRASE_SHAPLEY_SAMPLES orders beyond 10 phrases).
 
     What does not depend on the target can come from an earlier call on the same ticket and weights, so that

@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ticketnet.data.text import PAD_ID
 from ticketnet.nn.attention import MultiHead, attention, padding_mask
 from ticketnet.nn.fast import attention_eval, feed_forward_eval
 from ticketnet.nn.transformer import TinyTransformer
