@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -22,6 +23,7 @@ from ticketnet.baseline import fit_baseline
 from ticketnet.catalog import SEEDS_FOLDER   # where `--keep-all-seeds` keeps each run
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
+from ticketnet.distill import SOFT_LABELS_FILE, Distillation
 from ticketnet.data.thread import split_thread
 from ticketnet.data.tickets import DataError, load_split, team_list, teams_of
 from ticketnet.metrics import fit_temperature
@@ -32,7 +34,7 @@ from ticketnet.router import Router
 
 
 from ticketnet.training import (
-    HANDWRITTEN, Teacher, TrainConfig, WeightAverage, encode_rows, epoch_score, evaluate, fold_temperature,
+    HANDWRITTEN, UNLABELLED, Teacher, TrainConfig, WeightAverage, encode_rows, epoch_score, evaluate, fold_temperature,
     lr_schedule,
     ood_thresholds, predict_logits, predict_seqs, raw_logits, train_epoch,
 )
@@ -92,7 +94,8 @@ def load_splits(data: Path, teams: Sequence[str] | None = None) -> tuple[tuple[s
 
 
 def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None,
-         baseline: dict | None = None, evaluate_on: Path | None = None) -> dict:
+         baseline: dict | None = None, evaluate_on: Path | None = None,
+         distillation: Distillation | None = None) -> dict:
     """Train on the splits in `data`, keep the best valid epoch (or the mean of the last epochs), and write the
     router's files into `out` (a folder being staged: nobody reads it yet). `baseline`: one already fitted on
     these splits (a seed search fits it once). Returns the card.
@@ -101,7 +104,13 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     baseline) and stored predictions are measured there, while `data` is trained on and picks the epoch (with the
     home's hand-written development set where `data` has none) and fits the temperature; `data`'s own hashes,
     metrics and baseline go under the card's `train.data`. A fine-tune on a regenerated draw of the generator is
-    scored this way on the shipped splits it did not change."""
+    scored this way on the shipped splits it did not change.
+
+    `distillation`: a teacher whose probabilities on every training text (and on its unlabelled texts, which join
+    the vocabulary and the epochs with no label) the student also learns, with weight `cfg.distill`; they are
+    written to the folder's soft_labels.parquet."""
+    if cfg.distill and distillation is None:
+        raise ValueError("--distill weighs a teacher's soft labels: name the teacher with --teacher")
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
@@ -117,11 +126,13 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     home_train, home = (load_splits(evaluate_on, teams)[1:] if evaluate_on is not None else (train_rows, evaluated))
     if "handwritten_dev" not in hand and "handwritten_dev" in home:
         hand["handwritten_dev"] = home["handwritten_dev"]
+    unlabelled = distillation.unlabelled if distillation is not None else []
     if base is None:
         cfg = cfg.resolved(len(train_rows))
-        vocab, model = new_model(cfg, train_rows, len(teams))
+        vocab, model = new_model(cfg, [*train_rows, *({"text": t} for t in unlabelled)], len(teams))
     elif cfg.new_vocabulary:
-        vocab = Vocab([split_thread(r["text"]).new for r in train_rows], min_freq=cfg.min_freq)
+        vocab = Vocab([split_thread(t).new for t in (*(r["text"] for r in train_rows), *unlabelled)],
+                      min_freq=cfg.min_freq)
         model = adopt_vocabulary(model, base.vocab, vocab)
     teacher = None
     if cfg.keep:
@@ -131,6 +142,23 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                             f"trained here ({team_list(teams)})")
         teacher = Teacher.of(source, vocab)
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
+    soft, distilled = None, {}
+    if distillation is not None:
+        cfg = cfg if cfg.distill else replace(cfg, distill=1.0)
+        log(f"the teacher scores {len(train_rows):,} training tickets"
+            + (f" and {len(unlabelled):,} unlabelled texts" if unlabelled else ""))
+        soft_labels = distillation.soft_labels(train_rows, teams)
+        seqs = seqs + [vocab.encode(split_thread(t).new)[: model.config.max_len] or [UNK_ID] for t in unlabelled]
+        labels = torch.cat([labels, torch.full((len(unlabelled),), UNLABELLED, dtype=torch.long)])
+        soft = soft_labels.probs
+        stored = soft_labels.to_parquet(teams)
+        write_atomic(out / SOFT_LABELS_FILE, stored)
+        distilled = {"distillation": {**soft_labels.record, "weight": cfg.distill, "file": SOFT_LABELS_FILE,
+                                      "sha256": hashlib.sha256(stored).hexdigest(),
+                                      **({"unlabelled": distillation.unlabelled_record}
+                                         if distillation.unlabelled_record else {})}}
+        log(f"teacher {soft_labels.record['teacher']}: {soft_labels.record['teacher_train_accuracy']:.4f} of the "
+            f"training tickets right, in {_duration(soft_labels.record['seconds'])}")
     valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len, teams)
     dev = (encode_rows(hand["handwritten_dev"], vocab, model.config.max_len, teams)
            if "handwritten_dev" in hand else None)
@@ -153,7 +181,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     start, cpu_start = time.perf_counter(), time.process_time()
     for epoch in range(1, cfg.epochs + 1):
         model.train()
-        loss_sum = train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng, teacher)
+        loss_sum = train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng, teacher, soft)
         score, parts = rule_score()
         entry = {"epoch": epoch, "train_loss": round(loss_sum / len(seqs), 4), **parts}
         history.append(entry)
@@ -208,7 +236,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                   **({"init_from_sha256": file_sha256(router_file(cfg.init_from)),
                       "init_from_train": started_from(base.meta)} if base else {}),
                   **({"keep_from_sha256": file_sha256(router_file(cfg.keep_from))} if cfg.keep_from else {}),
-                  **trained_on},
+                  **distilled, **trained_on},
         "calibration": calibration,
         "ood": ood_thresholds(model, home["valid"], vocab, teams, cfg.ood_accuracy),
         "data_sha256": _hashes(evaluate_on or data, home),
@@ -235,20 +263,21 @@ def _hashes(folder: Path, evaluated: dict) -> dict[str, str]:
 
 
 def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = TrainConfig(),
-          log: Callable[[str], None] = print, extra: dict | None = None, evaluate_on: Path | None = None) -> dict:
+          log: Callable[[str], None] = print, extra: dict | None = None, evaluate_on: Path | None = None,
+          distillation: Distillation | None = None) -> dict:
     """Train on the train/valid/test CSVs in `data`, keep the best valid epoch, and write `router.pt`, `vocab.json`,
     `router.json` and `predictions/` into `out` as one folder swap: an interrupted run leaves `out` as it was.
     `evaluate_on`: the folder whose splits the card and predictions are measured on (see `_fit`)."""
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on)
+        return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on, distillation=distillation)
 
 
 
 
 def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
                 cfg: TrainConfig = TrainConfig(), log: Callable[[str], None] = print,
-                extra: dict | None = None, keep_all: bool = False) -> dict:
+                extra: dict | None = None, keep_all: bool = False, distillation: Distillation | None = None) -> dict:
     """Train once per seed and keep the run whose kept epoch scores best by the training rule (ties: the first seed).
 
     Each run is the same recipe, so the seeds differ only in initialisation, batch order and augmentation; the
@@ -261,7 +290,7 @@ def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = N
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all)
+        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation)
 
 
 def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
@@ -278,7 +307,7 @@ def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
 
 
 def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None],
-               extra: dict | None, keep_all: bool = False) -> dict:
+               extra: dict | None, keep_all: bool = False, distillation: Distillation | None = None) -> dict:
     runs, best, baseline = [], None, None
     with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
         for seed in seeds:
@@ -287,7 +316,7 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
             run_dir.mkdir()
             # One baseline for the search: fitted with the first run (a sample of a split over MAX_TRAIN tickets
             # takes that run's seed), reused by the others, whose splits are the same.
-            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra, baseline)
+            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra, baseline, distillation=distillation)
             baseline = card["baseline"]
             t, m = card["train"], card["metrics"]
             runs.append({"seed": seed, "best_epoch": t["best_epoch"], "score": t["score"], "seconds": t["seconds"],
@@ -298,6 +327,8 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
                 best = (t["score"], seed, run_dir)
         router = Router.load(best[2] / "router.pt")
         router.meta["train"]["seed_search"] = runs
+        if (best[2] / SOFT_LABELS_FILE).is_file():     # the same teacher's labels for every seed: kept once
+            os.replace(best[2] / SOFT_LABELS_FILE, out / SOFT_LABELS_FILE)
         save_router(router, out)
         write_predictions(router, out / "router.pt", data)
         if keep_all:
@@ -310,7 +341,8 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
 def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns(),
                  fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
                  seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False,
-                 split_seed: int | None = None, fit: Callable[[Path, Path, dict], dict] | None = None) -> dict:
+                 split_seed: int | None = None, fit: Callable[[Path, Path, dict], dict] | None = None,
+                 distillation: Distillation | None = None) -> dict:
     """A router from one export file: checked, split (stratified by team, seeded by `split_seed`, else by
     `cfg.seed`) into the router folder's data/, trained there, all in one folder swap. Routers of one export that
     share a split seed share their splits, whatever their training seeds, so they can be compared. Bad input raises
@@ -334,8 +366,8 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
         if fit is not None:
             return fit(data, stage, extra)
         if seeds:
-            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all)
-        return _fit(data, stage, cfg, log, extra)
+            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation)
+        return _fit(data, stage, cfg, log, extra, distillation=distillation)
 
 
 def save_router(router: Router, out: Path) -> None:

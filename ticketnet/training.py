@@ -170,12 +170,17 @@ class Teacher:
         return self.model(ids if self.id_map is None else self.id_map[ids], is_pad)
 
 
+# The label of a text a teacher scored but nobody routed (`train --unlabelled`): only the soft-label term reads it.
+UNLABELLED = -100
+
+
 def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor, labels: torch.Tensor,
                 cfg: TrainConfig, teacher: Teacher | None = None, soft: torch.Tensor | None = None) -> torch.Tensor:
     """Cross-entropy of the ticket's logits, plus `token_loss` times the mean cross-entropy of each token's own logits,
     plus, with a `teacher` (a router kept, frozen), `keep` times the KL divergence from its probabilities on the
     tickets of the batch it routes right, plus, with `soft` (B, C) probabilities a teacher gave each ticket,
-    `distill` times the KL divergence from them (every ticket, whatever the teacher routes it to).
+    `distill` times the KL divergence from them (every ticket, whatever the teacher routes it to). A ticket labelled
+    UNLABELLED counts in that last term only.
 
     The head is linear and the pooling a mean, so the ticket's logits are the mean of per-token logits
     head(norm(h_t)). The ticket loss only asks that mean to be right; the token term asks every token to carry the
@@ -186,12 +191,15 @@ def ticket_loss(model: TinyTransformer, ids: torch.Tensor, is_pad: torch.Tensor,
     per_token = model.head(model.norm(h))                                   # (B, n, C)
     keep = (~is_pad).to(per_token.dtype).unsqueeze(-1)                      # (B, n, 1)
     logits = (per_token * keep).sum(1) / keep.sum(1)                        # (B, C), the same as model(ids, is_pad)
-    loss = F.cross_entropy(logits, labels, label_smoothing=cfg.label_smoothing)
-    if cfg.token_loss:
-        real = ~is_pad                                                      # (B, n)
-        token_labels = labels[:, None].expand_as(real)[real]                # (tokens,)
-        loss = loss + cfg.token_loss * F.cross_entropy(per_token[real], token_labels,
-                                                       label_smoothing=cfg.label_smoothing)
+    known = labels.ne(UNLABELLED)                                           # (B,)
+    loss = logits.sum() * 0.0                                               # a batch of unlabelled texts only
+    if known.any():
+        loss = loss + F.cross_entropy(logits[known], labels[known], label_smoothing=cfg.label_smoothing)
+        if cfg.token_loss:
+            real = ~is_pad[known]                                           # (B', n)
+            token_labels = labels[known][:, None].expand_as(real)[real]     # (tokens,)
+            loss = loss + cfg.token_loss * F.cross_entropy(per_token[known][real], token_labels,
+                                                           label_smoothing=cfg.label_smoothing)
     if teacher is not None and cfg.keep:
         with torch.no_grad():
             kept = teacher(ids, is_pad)                                     # (B, C)

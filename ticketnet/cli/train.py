@@ -34,7 +34,7 @@ def _report(card: dict) -> None:
 
 # Options of the Tiny router's training that an encoder's fine-tune has no use for: refused with --encoder.
 TINY_ONLY = ("recipe", "init_from", "new_vocabulary", "keep", "keep_from", "seeds", "keep_all_seeds", "evaluate_on",
-             "d", "heads", "blocks", "d_ff")
+             "d", "heads", "blocks", "d_ff", "teacher", "distill", "unlabelled")
 
 
 def _export_columns(args: argparse.Namespace):
@@ -43,6 +43,42 @@ def _export_columns(args: argparse.Namespace):
     texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
     return ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
                          id_given=args.id_column is not None, text_given=bool(args.text_column))
+
+
+def _distillation(args: argparse.Namespace, seed: int):
+    """The teacher `--teacher` names with `--unlabelled`'s texts, or None; ValueError for a flag without it."""
+    from ticketnet.distill import BASELINE, Distillation
+
+    if not args.teacher:
+        if args.distill is not None or args.unlabelled or args.unlabelled_column:
+            raise ValueError("--distill, --unlabelled and --unlabelled-column go with --teacher baseline|ROUTER")
+        return None
+    if args.distill is not None and not args.distill > 0:
+        raise ValueError(f"--distill must be above 0, got {args.distill:g} (leave out --teacher to learn from the "
+                         "labels alone)")
+    texts, record = [], None
+    if args.unlabelled:
+        from ticketnet._runtime.hashing import file_sha256
+        from ticketnet.data.export import read_texts
+
+        columns = tuple(c.strip() for group in (args.unlabelled_column or ["text"]) for c in group.split(",")
+                        if c.strip())
+        texts, columns = read_texts(Path(args.unlabelled), columns)
+        record = {"file": Path(args.unlabelled).name, "sha256": file_sha256(args.unlabelled),
+                  "text_columns": list(columns), "texts": len(texts)}
+    elif args.unlabelled_column:
+        raise ValueError("--unlabelled-column names the text column of --unlabelled FILE")
+    if args.teacher == BASELINE:
+        return Distillation.of_baseline(seed, texts, record)
+    from ticketnet.catalog import is_router_folder, weights_in
+    from ticketnet.loading import load_router
+
+    folder = Path(args.teacher)
+    if not (folder.is_dir() and is_router_folder(folder)):
+        raise ValueError(f"--teacher {folder}: neither baseline nor a router folder (one with router.json, or a "
+                         "classifier's config.json and model.safetensors)")
+    weights = weights_in(folder)
+    return Distillation.of_router(load_router(weights), weights, texts, record)
 
 
 def _fine_tune(args: argparse.Namespace) -> int:
@@ -97,7 +133,9 @@ def _train(args: argparse.Namespace) -> int:
                          + ", ".join(f"--{k.replace('_', '-')}" for k in sizes))
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
                       threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
-                      keep_from=args.keep_from, new_vocabulary=args.new_vocabulary, **sizes)
+                      keep_from=args.keep_from, new_vocabulary=args.new_vocabulary,
+                      distill=args.distill or 0.0, **sizes)
+    distillation = _distillation(args, cfg.seed)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
@@ -117,7 +155,7 @@ def _train(args: argparse.Namespace) -> int:
         if out is None:
             raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
         card = train_export(data, out, _export_columns(args), parse_fractions(args.split), cfg, args.seeds, log,
-                            keep_all=args.keep_all_seeds, split_seed=args.split_seed)
+                            keep_all=args.keep_all_seeds, split_seed=args.split_seed, distillation=distillation)
     else:
         if data is not None and not data.is_dir():
             raise ValueError(f"--data {data}: no such file or folder")
@@ -125,8 +163,8 @@ def _train(args: argparse.Namespace) -> int:
                 or args.split_seed is not None):
             raise ValueError("--text-column, --team-column, --id-column, --split and --split-seed apply to --data "
                              "FILE (an export), not to a folder of train/valid/test CSVs")
-        card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds) if args.seeds
-                else train(data, out, cfg, log, evaluate_on=evaluate_on))
+        card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds, distillation=distillation)
+                if args.seeds else train(data, out, cfg, log, evaluate_on=evaluate_on, distillation=distillation))
     _report(card)
     return 0
 
@@ -173,6 +211,18 @@ def _train_parser(sub) -> None:
                         "it already routes right: --keep-from's, else --init-from's (default 0: none)")
     p.add_argument("--keep-from", metavar="ROUTER",
                    help="with --keep: the router to keep (its folder or router.pt; its own vocabulary, same teams)")
+    p.add_argument("--teacher", metavar="baseline|ROUTER",
+                   help="learn a teacher's probabilities on every training ticket as well as its label: baseline "
+                        "(the TF-IDF baseline, scored out of 5 folds) or a router folder of either kind with the same "
+                        "teams; scored once, kept in the router folder's soft_labels.parquet")
+    p.add_argument("--distill", type=float, metavar="W",
+                   help="with --teacher: weight of the KL divergence from its probabilities (default 1)")
+    p.add_argument("--unlabelled", metavar="FILE",
+                   help="with --teacher: a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan "
+                        "input): the teacher scores them and the router learns them from its probabilities alone")
+    p.add_argument("--unlabelled-column", action="append", metavar="NAME[,NAME]",
+                   help="--unlabelled's text column(s), joined one per line (default: text, else its subject, title, "
+                        "body... columns)")
     p.add_argument("--evaluate-on", metavar="FOLDER",
                    help="score the router on this folder's splits instead: its card, baseline and stored "
                         "predictions (--data is trained on and picks the epoch); e.g. a fine-tune on a regenerated "

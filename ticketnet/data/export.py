@@ -107,6 +107,28 @@ def read_export(path: str | Path, columns: ExportColumns = ExportColumns()) -> E
     return Export(rows, not has_ids, columns.text)
 
 
+def read_texts(path: str | Path, text_columns: Sequence[str] = ("text",)) -> tuple[list[str], tuple[str, ...]]:
+    """The non-empty texts of a CSV or Parquet file with no teams (unrouted tickets), and the columns they were read
+    from: `text_columns` joined one per line, else, where the file has no `text`, its usual text columns. Rows with
+    no text are skipped. Raises DataError."""
+    path = Path(path)
+    df = _frame(path)
+    found = [str(c) for c in df.columns]
+    columns = tuple(text_columns)
+    if columns == ("text",) and "text" not in found:
+        columns = tuple(c for c in USUAL_TEXT_COLUMNS if c in found) or columns
+    missing = [c for c in columns if c not in found]
+    if missing:
+        raise DataError(f"{path}: no column {', '.join(repr(c) for c in missing)} (columns found: "
+                        f"{', '.join(found) or 'none'}); name the text column(s) with --unlabelled-column")
+    texts = ["\n".join(part for part in (_cell(record[c]) for c in columns) if part)
+             for record in df[list(columns)].to_dict("records")]
+    texts = [t for t in texts if t]
+    if not texts:
+        raise DataError(f"{path}: no text in column(s) {', '.join(columns)}")
+    return texts, columns
+
+
 def _cell(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""

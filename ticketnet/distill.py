@@ -1,0 +1,166 @@
+"""Soft labels for distillation: a teacher's probabilities on each training text, from the baseline or any router."""
+
+# A student learns more from a teacher's probabilities than from the label alone: which other team a ticket could
+# have gone to, and how sure. They are computed once, before the first epoch, for every text the student trains on
+# (the labelled tickets and any unlabelled ones), stored in the router folder, and their hash goes on the card.
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ticketnet._runtime.hashing import file_sha256
+from ticketnet.data.thread import split_thread
+from ticketnet.data.tickets import DataError, team_list
+from ticketnet.interface import TicketRouter
+
+BASELINE = "baseline"             # `--teacher baseline`: the TF-IDF baseline, scored out of fold
+SOFT_LABELS_FILE = "soft_labels.parquet"
+TEACHER_C = 10.0                  # the baseline teacher's regularisation, fixed: no split is spent on choosing it
+TEACHER_FOLDS = 5
+
+
+@dataclass(frozen=True)
+class SoftLabels:
+    """A teacher's probabilities (texts, teams) in the student's team order, labelled texts first, and what the card
+    keeps of how they were made."""
+    probs: torch.Tensor
+    ids: list[str]
+    record: dict
+
+    def labelled(self, n: int) -> torch.Tensor:
+        return self.probs[:n]
+
+    def to_parquet(self, teams: Sequence[str]) -> bytes:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({"ticket_id": self.ids, **{t: self.probs[:, i].numpy() for i, t in enumerate(teams)}})
+        buf = io.BytesIO()
+        pq.write_table(table, buf)
+        return buf.getvalue()
+
+
+def read_soft_labels(path, teams: Sequence[str]) -> tuple[list[str], torch.Tensor]:
+    """The ticket ids and probabilities (texts, teams) a router folder's soft_labels.parquet holds."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    missing = [t for t in teams if t not in table.column_names]
+    if missing:
+        raise DataError(f"{path}: no column for team {', '.join(map(repr, missing))}")
+    probs = np.stack([table.column(t).to_numpy() for t in teams], axis=1)
+    return [str(x) for x in table.column("ticket_id").to_pylist()], torch.from_numpy(probs.astype(np.float32))
+
+
+def _record(source: str, probs: torch.Tensor, labels: Sequence[int], n_unlabelled: int, seconds: float,
+            **extra) -> dict:
+    n = len(labels)
+    right = probs[:n].argmax(1).eq(torch.tensor(list(labels), dtype=torch.long)).double().mean().item() if n else None
+    return {"teacher": source, **extra, "labelled_texts": n, "unlabelled_texts": n_unlabelled,
+            "teacher_train_accuracy": None if right is None else round(right, 4),
+            "mean_max_probability": round(probs.max(1).values.mean().item(), 4), "seconds": round(seconds, 1)}
+
+
+def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str], unlabelled: Sequence[str] = (),
+                         folds: int = TEACHER_FOLDS, seed: int = 0) -> SoftLabels:
+    """The baseline's probabilities, out of fold: each training ticket scored by the baseline fitted on the other
+    folds, so its soft label is not the baseline's memory of that very ticket; an unlabelled text gets the mean of
+    the fold models' probabilities."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    from ticketnet.baseline import make_features, texts_read
+
+    start = time.perf_counter()
+    index = {t: i for i, t in enumerate(teams)}
+    texts = texts_read(rows)
+    y = np.array([index[r["team"]] for r in rows])
+    extra = [split_thread(t).new for t in unlabelled]
+    counts = np.bincount(y, minlength=len(teams))
+    k = int(min(folds, counts[counts > 0].min()))
+    if k < 2:
+        raise DataError(f"--teacher {BASELINE}: a team has a single training ticket, too few to score it out of fold")
+    out = np.zeros((len(texts), len(teams)))
+    spare = np.zeros((len(extra), len(teams)))
+    for fit_idx, score_idx in StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(texts, y):
+        features = make_features()
+        x = features.fit_transform([texts[i] for i in fit_idx])
+        model = LogisticRegression(C=TEACHER_C, max_iter=2000, random_state=seed).fit(x, y[fit_idx])
+        cols = model.classes_
+        out[np.ix_(score_idx, cols)] = model.predict_proba(features.transform([texts[i] for i in score_idx]))
+        if extra:
+            spare[:, cols] += model.predict_proba(features.transform(extra)) / k
+    probs = torch.from_numpy(np.concatenate([out, spare]).astype(np.float32))
+    ids = [r.get("ticket_id", f"row-{i + 1}") for i, r in enumerate(rows)] + [f"U-{i + 1:06d}" for i in range(len(extra))]
+    record = _record(BASELINE, probs, y.tolist(), len(extra), time.perf_counter() - start, folds=k, C=TEACHER_C,
+                     method="TF-IDF word 1-2-grams + char_wb 2-5-grams, logistic regression, out of fold")
+    return SoftLabels(probs, ids, record)
+
+
+def router_soft_labels(router: TicketRouter, weights, rows: Sequence[Mapping[str, str]], teams: Sequence[str],
+                       unlabelled: Sequence[str] = ()) -> SoftLabels:
+    """A router's calibrated probabilities on every text, its teams put in the student's order. The router must
+    route to exactly the student's teams; a text it reads no token of gets equal odds."""
+    own = tuple(router.teams)
+    if sorted(own) != sorted(teams):
+        raise DataError(f"--teacher {weights}: it routes to {team_list(own)}, not to the teams trained here "
+                        f"({team_list(teams)})")
+    start = time.perf_counter()
+    index = {t: i for i, t in enumerate(teams)}
+    texts = [r["text"] for r in rows] + list(unlabelled)
+    encoded, where = [], []
+    for i, text in enumerate(texts):
+        try:
+            encoded.append(router.encode(text))
+            where.append(i)
+        except ValueError:          # no token the router reads: nothing to learn from it but the label
+            pass
+    probs = torch.full((len(texts), len(teams)), 1.0 / len(teams))
+    if encoded:
+        scored = router.predict_encoded(encoded).float()                     # (scored, own teams)
+        order = torch.tensor([own.index(t) for t in teams])
+        probs[torch.tensor(where)] = scored[:, order]
+    labels = [index[r["team"]] for r in rows]
+    ids = [r.get("ticket_id", f"row-{i + 1}") for i, r in enumerate(rows)] + [f"U-{i + 1:06d}"
+                                                                             for i in range(len(unlabelled))]
+    record = _record(str(weights), probs, labels, len(unlabelled), time.perf_counter() - start,
+                     kind=router.kind, sha256=file_sha256(weights), unscored_texts=len(texts) - len(encoded))
+    return SoftLabels(probs, ids, record)
+
+
+class Distillation:
+    """What `train --teacher` adds to a run: a teacher's soft labels, made once per training set however many seeds
+    train on it, and the unlabelled texts (`--unlabelled`) the student reads beside the labelled tickets.
+
+    `score(rows, teams, unlabelled)` makes the soft labels: `baseline_soft_labels`, or `router_soft_labels` of a
+    loaded router (loading a router needs the loaders above this layer, so the caller binds it)."""
+
+    def __init__(self, score, unlabelled: Sequence[str] = (), unlabelled_record: dict | None = None) -> None:
+        self._score = score
+        self.unlabelled = list(unlabelled)
+        self.unlabelled_record = unlabelled_record
+        self._made: tuple[tuple, SoftLabels] | None = None
+
+    @classmethod
+    def of_baseline(cls, seed: int = 0, unlabelled: Sequence[str] = (), unlabelled_record: dict | None = None,
+                    folds: int = TEACHER_FOLDS) -> "Distillation":
+        return cls(lambda rows, teams, extra: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed),
+                   unlabelled, unlabelled_record)
+
+    @classmethod
+    def of_router(cls, router: TicketRouter, weights, unlabelled: Sequence[str] = (),
+                  unlabelled_record: dict | None = None) -> "Distillation":
+        return cls(lambda rows, teams, extra: router_soft_labels(router, weights, rows, teams, extra),
+                   unlabelled, unlabelled_record)
+
+    def soft_labels(self, rows: Sequence[Mapping[str, str]], teams: Sequence[str]) -> SoftLabels:
+        key = (tuple(teams), tuple((r.get("ticket_id"), r["text"], r["team"]) for r in rows))
+        if self._made is None or self._made[0] != key:
+            self._made = (key, self._score(rows, teams, self.unlabelled))
+        return self._made[1]
