@@ -12,8 +12,8 @@ import torch.nn.functional as F
 from ticketnet import Router, load_split
 from ticketnet.data.synth import write_splits
 from ticketnet.data.tickets import DataError
-from ticketnet.distill import (SOFT_LABELS_FILE, TEACHER_C, Distillation, baseline_soft_labels, read_soft_labels,
-                               router_soft_labels)
+from ticketnet.distill import (SOFT_LABELS_FILE, TEACHER_C, Distillation, Unlabelled, baseline_soft_labels,
+                               read_soft_labels, router_soft_labels)
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.train import train, train_seeds
 from ticketnet.training import UNLABELLED, TrainConfig, ticket_loss
@@ -32,9 +32,9 @@ def splits(tmp_path_factory):
 @pytest.fixture(scope="module")
 def distilled(splits, tmp_path_factory):
     out = tmp_path_factory.mktemp("weights")
-    teacher = Distillation.of_baseline(0, UNLABELLED_TEXTS, {"file": "unrouted.csv", "texts": 3})
     card = train(splits, out, TrainConfig(epochs=2, batch_size=32, recipe="large", distill=0.5),
-                 log=lambda *_: None, distillation=teacher)
+                 log=lambda *_: None, distillation=Distillation.of_baseline(0),
+                 unlabelled=Unlabelled(UNLABELLED_TEXTS, {"file": "unrouted.csv", "texts": 3}))
     return out, card
 
 
@@ -113,7 +113,7 @@ def test_training_with_a_teacher_stores_its_soft_labels_and_records_them(distill
     assert record["sha256"] == hashlib.sha256(stored).hexdigest()
     assert record["teacher"] == "baseline" and record["weight"] == 0.5 and card["train"]["distill"] == 0.5
     assert record["labelled_texts"] == 300 and record["unlabelled_texts"] == 3
-    assert record["unlabelled"] == {"file": "unrouted.csv", "texts": 3}
+    assert card["train"]["unlabelled"] == {"file": "unrouted.csv", "texts": 3} and "pretraining" not in card["train"]
     ids, probs = read_soft_labels(out / SOFT_LABELS_FILE, card["teams"])
     rows = load_split(splits / "train.csv")
     assert ids == [r["ticket_id"] for r in rows] + ["U-000001", "U-000002", "U-000003"]
@@ -160,18 +160,26 @@ def test_the_cli_trains_with_a_teacher_and_unlabelled_texts(splits, distilled, t
     out = tmp_path / "student"
     assert main(["train", "--data", str(splits), "--out", str(out), "--epochs", "1", "--recipe", "large",
                  "--teacher", str(distilled[0]), "--unlabelled", str(tmp_path / "unrouted.csv")]) == 0
-    record = json.loads((out / "router.json").read_text())["train"]["distillation"]
+    trained = json.loads((out / "router.json").read_text())["train"]
+    record = trained["distillation"]
     assert record["teacher"] == str(distilled[0] / "router.pt") and record["weight"] == 1.0
-    assert record["unlabelled"]["texts"] == 2 and record["unlabelled"]["text_columns"] == ["subject", "body"]
+    assert record["unlabelled_texts"] == 2 and record["kind"] == "tiny"
+    assert trained["unlabelled"]["texts"] == 2 and trained["unlabelled"]["text_columns"] == ["subject", "body"]
+    # --unlabelled pretrains by default: 302 texts (300 tickets and the 2 with text), the loss of each epoch kept.
+    assert trained["pretraining"]["epochs"] == 10 and trained["pretraining"]["texts"] == 302
+    assert len(trained["pretraining"]["loss"]) == 10
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--distill", "0.5"], "go with --teacher"),
-    (["--unlabelled", "x.csv"], "go with --teacher"),
+    (["--distill", "0.5"], "give --teacher baseline|ROUTER too"),
+    (["--unlabelled-column", "body"], "names the text column of --unlabelled FILE"),
+    (["--unlabelled", "missing.csv"], "missing.csv: file not found"),
+    (["--pretrain-epochs", "-1"], "--pretrain-epochs must be at least 0"),
     (["--teacher", "nowhere"], "neither baseline nor a router folder"),
     (["--teacher", "baseline", "--distill", "0"], "--distill must be above 0"),
     (["--teacher", "baseline", "--unlabelled", "UNROUTED", "--unlabelled-column", "message"], "no column 'message'"),
     (["--teacher", "baseline", "--encoder", "minilm"], "--teacher is an option of the Tiny router's training"),
+    (["--unlabelled", "UNROUTED", "--encoder", "minilm"], "--unlabelled is an option of the Tiny router's training"),
 ])
 def test_the_cli_refuses_a_teacher_flag_it_cannot_use_in_one_line(splits, tmp_path, capsys, extra, message):
     from ticketnet.cli import main
@@ -181,3 +189,18 @@ def test_the_cli_refuses_a_teacher_flag_it_cannot_use_in_one_line(splits, tmp_pa
     assert main(["train", "--data", str(splits), "--out", str(tmp_path / "w"), "--epochs", "1", *extra]) != 0
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and not (tmp_path / "w").exists()
+
+
+def test_pretraining_learns_to_name_a_hidden_token_and_leaves_the_head_alone():
+    import random
+
+    from ticketnet.training import pretrain
+
+    torch.manual_seed(0)
+    model = TinyTransformer(TinyConfig(12, d=32, h=2, d_ff=64, n_classes=2, dropout=0.0))
+    head = {k: v.clone() for k, v in model.head.state_dict().items()}
+    seqs = [[2, 3, 4, 5], [6, 7, 8, 9], [10, 11, 2, 3]] * 40       # three fixed phrases: each token is predictable
+    cfg = TrainConfig(lr=3e-3, weight_decay=0.0, batch_size=16, warmup_epochs=0, pretrain_epochs=12, mask_rate=0.25)
+    losses = pretrain(model, seqs, cfg, random.Random(0))
+    assert len(losses) == 12 and losses[-1] < 0.5 * losses[0]
+    assert all(torch.equal(v, head[k]) for k, v in model.head.state_dict().items())

@@ -134,33 +134,35 @@ def router_soft_labels(router: TicketRouter, weights, rows: Sequence[Mapping[str
     return SoftLabels(probs, ids, record)
 
 
+@dataclass(frozen=True)
+class Unlabelled:
+    """Tickets without teams (`train --unlabelled FILE`): pretraining reads them, a teacher scores them, and the
+    router learns them from its probabilities alone; `record` is what the card keeps of the file."""
+    texts: list[str]
+    record: dict
+
+
 class Distillation:
-    """What `train --teacher` adds to a run: a teacher's soft labels, made once per training set however many seeds
-    train on it, and the unlabelled texts (`--unlabelled`) the student reads beside the labelled tickets.
+    """A teacher's soft labels for `train --teacher`, made once per training set however many seeds train on it.
 
-    `score(rows, teams, unlabelled)` makes the soft labels: `baseline_soft_labels`, or `router_soft_labels` of a
-    loaded router (loading a router needs the loaders above this layer, so the caller binds it)."""
+    `score(rows, teams, unlabelled)` makes them: `baseline_soft_labels`, or `router_soft_labels` of a loaded router
+    (loading a router needs the loaders above this layer, so the caller binds it)."""
 
-    def __init__(self, score, unlabelled: Sequence[str] = (), unlabelled_record: dict | None = None) -> None:
+    def __init__(self, score) -> None:
         self._score = score
-        self.unlabelled = list(unlabelled)
-        self.unlabelled_record = unlabelled_record
         self._made: tuple[tuple, SoftLabels] | None = None
 
     @classmethod
-    def of_baseline(cls, seed: int = 0, unlabelled: Sequence[str] = (), unlabelled_record: dict | None = None,
-                    folds: int = TEACHER_FOLDS) -> "Distillation":
-        return cls(lambda rows, teams, extra: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed),
-                   unlabelled, unlabelled_record)
+    def of_baseline(cls, seed: int = 0, folds: int = TEACHER_FOLDS) -> "Distillation":
+        return cls(lambda rows, teams, extra: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed))
 
     @classmethod
-    def of_router(cls, router: TicketRouter, weights, unlabelled: Sequence[str] = (),
-                  unlabelled_record: dict | None = None) -> "Distillation":
-        return cls(lambda rows, teams, extra: router_soft_labels(router, weights, rows, teams, extra),
-                   unlabelled, unlabelled_record)
+    def of_router(cls, router: TicketRouter, weights) -> "Distillation":
+        return cls(lambda rows, teams, extra: router_soft_labels(router, weights, rows, teams, extra))
 
-    def soft_labels(self, rows: Sequence[Mapping[str, str]], teams: Sequence[str]) -> SoftLabels:
-        key = (tuple(teams), tuple((r.get("ticket_id"), r["text"], r["team"]) for r in rows))
+    def soft_labels(self, rows: Sequence[Mapping[str, str]], teams: Sequence[str],
+                    unlabelled: Sequence[str] = ()) -> SoftLabels:
+        key = (tuple(teams), tuple((r.get("ticket_id"), r["text"], r["team"]) for r in rows), tuple(unlabelled))
         if self._made is None or self._made[0] != key:
-            self._made = (key, self._score(rows, teams, self.unlabelled))
+            self._made = (key, self._score(rows, teams, list(unlabelled)))
         return self._made[1]

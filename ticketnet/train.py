@@ -23,7 +23,7 @@ from ticketnet.baseline import fit_baseline
 from ticketnet.catalog import SEEDS_FOLDER   # where `--keep-all-seeds` keeps each run
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
-from ticketnet.distill import SOFT_LABELS_FILE, Distillation
+from ticketnet.distill import SOFT_LABELS_FILE, Distillation, Unlabelled
 from ticketnet.data.thread import split_thread
 from ticketnet.data.tickets import DataError, load_split, team_list, teams_of
 from ticketnet.metrics import fit_temperature
@@ -36,7 +36,7 @@ from ticketnet.router import Router
 from ticketnet.training import (
     HANDWRITTEN, UNLABELLED, Teacher, TrainConfig, WeightAverage, encode_rows, epoch_score, evaluate, fold_temperature,
     lr_schedule,
-    ood_thresholds, predict_logits, predict_seqs, raw_logits, train_epoch,
+    ood_thresholds, predict_logits, predict_seqs, pretrain, raw_logits, train_epoch,
 )
 
 
@@ -95,7 +95,8 @@ def load_splits(data: Path, teams: Sequence[str] | None = None) -> tuple[tuple[s
 
 def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None,
          baseline: dict | None = None, evaluate_on: Path | None = None,
-         distillation: Distillation | None = None) -> dict:
+         distillation: Distillation | None = None,
+         unlabelled: Unlabelled | None = None) -> dict:
     """Train on the splits in `data`, keep the best valid epoch (or the mean of the last epochs), and write the
     router's files into `out` (a folder being staged: nobody reads it yet). `baseline`: one already fitted on
     these splits (a seed search fits it once). Returns the card.
@@ -106,8 +107,9 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     metrics and baseline go under the card's `train.data`. A fine-tune on a regenerated draw of the generator is
     scored this way on the shipped splits it did not change.
 
-    `distillation`: a teacher whose probabilities on every training text (and on its unlabelled texts, which join
-    the vocabulary and the epochs with no label) the student also learns, with weight `cfg.distill`; they are
+    `unlabelled`: texts without teams; they join the vocabulary and `cfg.pretrain_epochs` of masked-token
+    pretraining. `distillation`: a teacher whose probabilities on every training text (the unlabelled ones too,
+    which then join the routing epochs with no label) the student also learns, with weight `cfg.distill`; they are
     written to the folder's soft_labels.parquet."""
     if cfg.distill and distillation is None:
         raise ValueError("--distill weighs a teacher's soft labels: name the teacher with --teacher")
@@ -126,12 +128,12 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     home_train, home = (load_splits(evaluate_on, teams)[1:] if evaluate_on is not None else (train_rows, evaluated))
     if "handwritten_dev" not in hand and "handwritten_dev" in home:
         hand["handwritten_dev"] = home["handwritten_dev"]
-    unlabelled = distillation.unlabelled if distillation is not None else []
+    extra_texts = unlabelled.texts if unlabelled is not None else []
     if base is None:
         cfg = cfg.resolved(len(train_rows))
-        vocab, model = new_model(cfg, [*train_rows, *({"text": t} for t in unlabelled)], len(teams))
+        vocab, model = new_model(cfg, [*train_rows, *({"text": t} for t in extra_texts)], len(teams))
     elif cfg.new_vocabulary:
-        vocab = Vocab([split_thread(t).new for t in (*(r["text"] for r in train_rows), *unlabelled)],
+        vocab = Vocab([split_thread(t).new for t in (*(r["text"] for r in train_rows), *extra_texts)],
                       min_freq=cfg.min_freq)
         model = adopt_vocabulary(model, base.vocab, vocab)
     teacher = None
@@ -142,21 +144,27 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                             f"trained here ({team_list(teams)})")
         teacher = Teacher.of(source, vocab)
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
-    soft, distilled = None, {}
+    extra_seqs = [vocab.encode(split_thread(t).new)[: model.config.max_len] or [UNK_ID] for t in extra_texts]
+    soft, added = None, ({"unlabelled": unlabelled.record} if unlabelled is not None else {})
+    if cfg.pretrain_epochs:
+        log(f"masked-token pretraining on {len(seqs) + len(extra_seqs):,} texts, {cfg.pretrain_epochs} epochs")
+        began = time.perf_counter()
+        losses = pretrain(model, seqs + extra_seqs, cfg, random.Random(cfg.seed + 2), log)
+        added["pretraining"] = {"epochs": cfg.pretrain_epochs, "mask_rate": cfg.mask_rate,
+                                "texts": len(seqs) + len(extra_seqs), "loss": [round(x, 4) for x in losses],
+                                "seconds": round(time.perf_counter() - began, 1)}
     if distillation is not None:
         cfg = cfg if cfg.distill else replace(cfg, distill=1.0)
         log(f"the teacher scores {len(train_rows):,} training tickets"
-            + (f" and {len(unlabelled):,} unlabelled texts" if unlabelled else ""))
-        soft_labels = distillation.soft_labels(train_rows, teams)
-        seqs = seqs + [vocab.encode(split_thread(t).new)[: model.config.max_len] or [UNK_ID] for t in unlabelled]
-        labels = torch.cat([labels, torch.full((len(unlabelled),), UNLABELLED, dtype=torch.long)])
+            + (f" and {len(extra_texts):,} unlabelled texts" if extra_texts else ""))
+        soft_labels = distillation.soft_labels(train_rows, teams, extra_texts)
+        seqs = seqs + extra_seqs              # the unlabelled texts are routed by their soft labels alone
+        labels = torch.cat([labels, torch.full((len(extra_seqs),), UNLABELLED, dtype=torch.long)])
         soft = soft_labels.probs
         stored = soft_labels.to_parquet(teams)
         write_atomic(out / SOFT_LABELS_FILE, stored)
-        distilled = {"distillation": {**soft_labels.record, "weight": cfg.distill, "file": SOFT_LABELS_FILE,
-                                      "sha256": hashlib.sha256(stored).hexdigest(),
-                                      **({"unlabelled": distillation.unlabelled_record}
-                                         if distillation.unlabelled_record else {})}}
+        added["distillation"] = {**soft_labels.record, "weight": cfg.distill, "file": SOFT_LABELS_FILE,
+                                 "sha256": hashlib.sha256(stored).hexdigest()}
         log(f"teacher {soft_labels.record['teacher']}: {soft_labels.record['teacher_train_accuracy']:.4f} of the "
             f"training tickets right, in {_duration(soft_labels.record['seconds'])}")
     valid_seqs, valid_labels = encode_rows(valid_rows, vocab, model.config.max_len, teams)
@@ -236,7 +244,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                   **({"init_from_sha256": file_sha256(router_file(cfg.init_from)),
                       "init_from_train": started_from(base.meta)} if base else {}),
                   **({"keep_from_sha256": file_sha256(router_file(cfg.keep_from))} if cfg.keep_from else {}),
-                  **distilled, **trained_on},
+                  **added, **trained_on},
         "calibration": calibration,
         "ood": ood_thresholds(model, home["valid"], vocab, teams, cfg.ood_accuracy),
         "data_sha256": _hashes(evaluate_on or data, home),
@@ -264,20 +272,23 @@ def _hashes(folder: Path, evaluated: dict) -> dict[str, str]:
 
 def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = TrainConfig(),
           log: Callable[[str], None] = print, extra: dict | None = None, evaluate_on: Path | None = None,
-          distillation: Distillation | None = None) -> dict:
+          distillation: Distillation | None = None,
+          unlabelled: Unlabelled | None = None) -> dict:
     """Train on the train/valid/test CSVs in `data`, keep the best valid epoch, and write `router.pt`, `vocab.json`,
     `router.json` and `predictions/` into `out` as one folder swap: an interrupted run leaves `out` as it was.
     `evaluate_on`: the folder whose splits the card and predictions are measured on (see `_fit`)."""
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on, distillation=distillation)
+        return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on, distillation=distillation,
+                    unlabelled=unlabelled)
 
 
 
 
 def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
                 cfg: TrainConfig = TrainConfig(), log: Callable[[str], None] = print,
-                extra: dict | None = None, keep_all: bool = False, distillation: Distillation | None = None) -> dict:
+                extra: dict | None = None, keep_all: bool = False, distillation: Distillation | None = None,
+                unlabelled: Unlabelled | None = None) -> dict:
     """Train once per seed and keep the run whose kept epoch scores best by the training rule (ties: the first seed).
 
     Each run is the same recipe, so the seeds differ only in initialisation, batch order and augmentation; the
@@ -290,7 +301,7 @@ def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = N
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation)
+        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation, unlabelled)
 
 
 def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
@@ -307,7 +318,8 @@ def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
 
 
 def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None],
-               extra: dict | None, keep_all: bool = False, distillation: Distillation | None = None) -> dict:
+               extra: dict | None, keep_all: bool = False, distillation: Distillation | None = None,
+               unlabelled: Unlabelled | None = None) -> dict:
     runs, best, baseline = [], None, None
     with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
         for seed in seeds:
@@ -316,7 +328,8 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
             run_dir.mkdir()
             # One baseline for the search: fitted with the first run (a sample of a split over MAX_TRAIN tickets
             # takes that run's seed), reused by the others, whose splits are the same.
-            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra, baseline, distillation=distillation)
+            card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra, baseline, distillation=distillation,
+                        unlabelled=unlabelled)
             baseline = card["baseline"]
             t, m = card["train"], card["metrics"]
             runs.append({"seed": seed, "best_epoch": t["best_epoch"], "score": t["score"], "seconds": t["seconds"],
@@ -342,7 +355,8 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
                  fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
                  seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False,
                  split_seed: int | None = None, fit: Callable[[Path, Path, dict], dict] | None = None,
-                 distillation: Distillation | None = None) -> dict:
+                 distillation: Distillation | None = None,
+                 unlabelled: Unlabelled | None = None) -> dict:
     """A router from one export file: checked, split (stratified by team, seeded by `split_seed`, else by
     `cfg.seed`) into the router folder's data/, trained there, all in one folder swap. Routers of one export that
     share a split seed share their splits, whatever their training seeds, so they can be compared. Bad input raises
@@ -366,8 +380,8 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
         if fit is not None:
             return fit(data, stage, extra)
         if seeds:
-            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation)
-        return _fit(data, stage, cfg, log, extra, distillation=distillation)
+            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation, unlabelled)
+        return _fit(data, stage, cfg, log, extra, distillation=distillation, unlabelled=unlabelled)
 
 
 def save_router(router: Router, out: Path) -> None:

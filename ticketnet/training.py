@@ -60,6 +60,10 @@ class TrainConfig:
     # Weight of a soft-label term: the KL divergence from a teacher's probabilities on each training ticket, computed
     # once before training (any kind of teacher, labelled tickets or not); 0 learns from the labels alone.
     distill: float = 0.0
+    # Epochs of masked-token pretraining of the embeddings and blocks on every text (the training tickets and the
+    # unlabelled ones) before the routing epochs; `mask_rate` of each text's tokens are hidden as <unk> and named.
+    pretrain_epochs: int = 0
+    mask_rate: float = 0.15
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
@@ -71,6 +75,10 @@ class TrainConfig:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if self.keep < 0:
             raise ValueError(f"--keep must be at least 0, got {self.keep}")
+        if self.pretrain_epochs < 0:
+            raise ValueError(f"--pretrain-epochs must be at least 0, got {self.pretrain_epochs}")
+        if not 0 < self.mask_rate < 1:
+            raise ValueError(f"the mask rate must be between 0 and 1, got {self.mask_rate}")
         if self.distill < 0:
             raise ValueError(f"--distill must be at least 0, got {self.distill}")
         if self.new_vocabulary and not self.init_from:
@@ -238,6 +246,41 @@ def train_epoch(model: TinyTransformer, seqs: list[list[int]], labels: torch.Ten
         sched.step()
         loss_sum += loss.item() * len(idx)
     return loss_sum
+
+
+def pretrain(model: TinyTransformer, seqs: list[list[int]], cfg: TrainConfig, rng: random.Random,
+             log=lambda message: None) -> list[float]:
+    """Masked-token pretraining for `cfg.pretrain_epochs` epochs: in each text, `cfg.mask_rate` of the tokens (redrawn
+    every epoch) become <unk>, and the blocks must name each hidden token through the embedding matrix itself (tied
+    output, plus a bias per token). The routing head is not touched. AdamW at the recipe's rate, warm-up and cosine
+    decay, as the routing epochs. Returns each epoch's mean loss per hidden token."""
+    bias = torch.zeros(model.embed.weight.shape[0], requires_grad=True)            # (vocab,)
+    params = [p for n, p in model.named_parameters() if not n.startswith("head.")] + [bias]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = lr_schedule(opt, math.ceil(len(seqs) / cfg.batch_size), replace(cfg, epochs=cfg.pretrain_epochs))
+    gen = torch.Generator().manual_seed(rng.randrange(2**31))
+    losses = []
+    model.train()
+    for epoch in range(1, cfg.pretrain_epochs + 1):
+        total, hidden = 0.0, 0
+        for idx in length_batches(seqs, cfg.batch_size, rng):
+            ids, is_pad = pad_batch([seqs[i] or [UNK_ID] for i in idx])           # (B, n)
+            pick = (torch.rand(ids.shape, generator=gen) < cfg.mask_rate) & ~is_pad & ids.ne(UNK_ID)
+            if not bool(pick.any()):
+                continue
+            h = model.norm(model.blocks(model.embeddings(ids.masked_fill(pick, UNK_ID)),
+                                        src_key_padding_mask=is_pad))              # (B, n, d)
+            logits = h[pick] @ model.embed.weight.T + bias                          # (hidden, vocab)
+            loss = F.cross_entropy(logits, ids[pick])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            total, hidden = total + loss.item() * int(pick.sum()), hidden + int(pick.sum())
+        losses.append(total / max(hidden, 1))
+        log(f"pretraining epoch {epoch:2d}/{cfg.pretrain_epochs}  masked-token loss {losses[-1]:.4f}")
+    return losses
 
 
 def predict_seqs(model: TinyTransformer, seqs: list[list[int]], batch_size: int = 512) -> torch.Tensor:

@@ -99,15 +99,28 @@ def test_recipe_for_size_switches_at_the_measured_boundary():
         small_data.recipe_for_size(0)
 
 
-def test_the_baselines_out_of_fold_probabilities_never_score_a_text_it_was_fitted_on():
+def test_the_tfidf_teacher_is_the_products_out_of_fold_baseline_with_unlabelled_texts_after():
+    from ticketnet.distill import baseline_soft_labels
+
     texts, teams = slice_of_brightwave(12)
     names = sorted(set(teams))
     labels = [names.index(t) for t in teams]
-    probs = small_data.tfidf_oof_probs(texts, labels, len(names), folds=3)
-    assert probs.shape == (60, 5)
-    torch.testing.assert_close(probs.sum(1), torch.ones(60))
-    assert float(probs.max(1).values.mean()) < 0.9              # not its memory of the text: no near-one-hot rows
-    assert (probs.argmax(1) == torch.tensor(labels)).float().mean() > 0.4
+    extra = ["my invoice shows a charge twice", "the app crashes at login"]
+    probs = small_data.teacher_probs(texts, labels, len(names), "tfidf", extra, seed=3)
+    assert probs.shape == (62, 5)
+    torch.testing.assert_close(probs.sum(1), torch.ones(62))
+    rows = [{"text": t, "team": str(y)} for t, y in zip(texts, labels)]
+    torch.testing.assert_close(probs, baseline_soft_labels(rows, [str(k) for k in range(5)], extra, seed=3).probs)
+    assert float(probs[:60].max(1).values.mean()) < 0.9           # not its memory of the text: no near-one-hot rows
+    with pytest.raises(ValueError, match="unknown teacher 'nope'"):
+        small_data.teacher_probs(texts, labels, len(names), "nope")
+
+
+def test_a_recipe_with_unlabelled_texts_needs_a_learning_curves_pool():
+    texts, teams = slice_of_brightwave(6)
+    with pytest.raises(ValueError, match="a k-fold run has none"):
+        small_data.cross_validate(texts, teams, {"u": RECIPES["distill_u5k"]}, folds=2, baseline=False,
+                                  log=lambda *_: None)
 
 
 def test_the_ngram_recipe_reads_a_word_it_never_trained_on_by_its_spelling():

@@ -13,13 +13,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from ticketnet.data.text import PAD_ID, UNK_ID, Vocab
 from ticketnet.data.text import tokenize
 from ticketnet.nn.subwords import SubwordEmbedding, ngram_table
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
-from ticketnet.training import TrainConfig, length_batches, train_epoch
+from ticketnet.training import UNLABELLED, TrainConfig, pretrain, train_epoch
 
 CV_SEED = 20240524          # the folds' seed: every method sees the same folds
 TABLE_COLUMNS = ("experiment", "method", "n_train", "n_eval", "folds", "accuracy_mean", "accuracy_std",
@@ -53,7 +52,9 @@ class Recipe:
     max_len: int = 256
     ngram_buckets: int = 0         # >0: each word adds its hashed character 3–5-grams (ticketnet.nn.subwords)
     spell_rate: float = 0.0        # with n-grams: share of training tokens read by their spelling alone, per epoch
-    distill: float = 0.0           # weight of the KL term to the baseline's out-of-fold probabilities on train
+    distill: float = 0.0           # weight of the KL term to the teacher's probabilities on train (and unlabelled)
+    teacher: str = "tfidf"         # tfidf (out of fold), minilm (fine-tuned on the same texts) or both (their mean)
+    unlabelled: int = 0            # learning curve: this many other training tickets, teacher-scored, no label
 
 
 SHIPPED = Recipe(lr=2e-3, epochs=40, batch_size=64, embed_scale=1.0, dropout=0.1, weight_decay=0.01)
@@ -86,6 +87,12 @@ RECIPES.update({
     "ngrams_spell": replace(SMALL, ngram_buckets=20_000, spell_rate=0.1),
     "distill": replace(SMALL, distill=1.0),
     "ngrams_spell_distill": replace(SMALL, ngram_buckets=20_000, spell_rate=0.1, distill=1.0),
+    "distill_minilm": replace(SMALL, distill=1.0, teacher="minilm"),
+    "distill_both": replace(SMALL, distill=1.0, teacher="both"),
+    "distill_u5k": replace(SMALL, distill=1.0, unlabelled=5_000),
+    "distill_minilm_u5k": replace(SMALL, distill=1.0, teacher="minilm", unlabelled=5_000),
+    "mlm10_u5k": replace(SMALL, pretrain_epochs=10, unlabelled=5_000),
+    "mlm10_distill_u5k": replace(SMALL, pretrain_epochs=10, distill=1.0, unlabelled=5_000),
 })
 
 
@@ -164,28 +171,23 @@ def fit_tfidf(texts: list[str], labels: list[int], c: float | None = 10.0, seed:
     return lambda xs: [int(p) for p in model.predict(hstack([word.transform(xs), char.transform(xs)]).tocsr())]
 
 
-def tfidf_oof_probs(texts: list[str], labels: list[int], n_classes: int, folds: int = 5,
-                    seed: int = CV_SEED) -> torch.Tensor:
-    """The baseline's out-of-fold probabilities (len(texts), n_classes) on its own training texts: each text scored by
-    the baseline fitted on the other folds, so a teacher's soft labels are not its memory of the text."""
-    from scipy.sparse import hstack
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
+def teacher_probs(texts: list[str], labels: list[int], n_classes: int, teacher: str, unlabelled: list[str] = (),
+                  seed: int = CV_SEED) -> torch.Tensor:
+    """The soft labels (len(texts) + len(unlabelled), n_classes) the student learns: the product's baseline teacher
+    (`ticketnet.distill`, out of fold), MiniLM fine-tuned on the same texts (its probabilities on its own training
+    texts), or the mean of both."""
+    probs = []
+    if teacher in ("tfidf", "both"):
+        from ticketnet.distill import baseline_soft_labels
 
-    out = torch.zeros(len(texts), n_classes)
-    smallest = min(labels.count(c) for c in set(labels))
-    for tr, ev in StratifiedKFold(n_splits=max(2, min(folds, smallest)), shuffle=True,
-                                  random_state=seed).split(texts, labels):
-        word = TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, min_df=1)
-        char = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)
-        fold = [texts[i] for i in tr]
-        x = hstack([word.fit_transform(fold), char.fit_transform(fold)]).tocsr()
-        model = LogisticRegression(C=10.0, max_iter=3000).fit(x, [labels[i] for i in tr])
-        probs = model.predict_proba(hstack([word.transform([texts[i] for i in ev]),
-                                            char.transform([texts[i] for i in ev])]).tocsr())
-        out[torch.tensor(ev)[:, None], torch.tensor(model.classes_)[None]] = torch.tensor(probs, dtype=torch.float32)
-    return out
+        rows = [{"text": t, "team": str(y)} for t, y in zip(texts, labels)]
+        probs.append(baseline_soft_labels(rows, [str(k) for k in range(n_classes)], unlabelled, seed=seed).probs)
+    if teacher in ("minilm", "both"):
+        router = _fine_tuned_encoder(texts, labels, n_classes, {}, seed)
+        probs.append(router.predict_encoded([router.encode(t) for t in [*texts, *unlabelled]]).float())
+    if not probs:
+        raise ValueError(f"unknown teacher {teacher!r}: tfidf, minilm or both")
+    return torch.stack(probs).mean(0)
 
 
 def _init_embeddings(model: TinyTransformer, scale: float) -> None:
@@ -203,30 +205,6 @@ def _schedule(opt, steps_per_epoch: int, epochs: int, warmup_epochs: float):
     warm = max(1, round(warmup_epochs * steps_per_epoch))
     return torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
-
-
-def _pretrain(model: TinyTransformer, seqs: list[list[int]], recipe: Recipe, rng: random.Random) -> None:
-    """Masked-token pretraining: `mask_rate` of tokens become <unk> and the blocks must name them (tied output)."""
-    bias = torch.zeros(model.embed.weight.shape[0], requires_grad=True)
-    params = [p for n, p in model.named_parameters() if not n.startswith("head.")] + [bias]
-    opt = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=recipe.weight_decay)
-    sched = _schedule(opt, math.ceil(len(seqs) / recipe.batch_size), recipe.pretrain_epochs, recipe.warmup_epochs)
-    model.train()
-    for _ in range(recipe.pretrain_epochs):
-        for idx in length_batches(seqs, recipe.batch_size, rng):
-            ids, is_pad = pad_batch([seqs[i] for i in idx])
-            pick = (torch.rand(ids.shape, generator=None) < recipe.mask_rate) & ~is_pad
-            if not bool(pick.any()):
-                continue
-            masked = ids.masked_fill(pick, UNK_ID)
-            h = model.norm(model.blocks(model.embeddings(masked), src_key_padding_mask=is_pad))
-            logits = h[pick] @ model.embed.weight.T + bias
-            loss = F.cross_entropy(logits, ids[pick])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
 
 
 @torch.inference_mode()
@@ -286,11 +264,17 @@ def fit_transformer(texts: list[str], labels: list[int], n_classes: int, recipe:
     hold = (encode(hold_texts), hold_labels) if held_out else None   # before the optimiser: new words grow the table
     y = torch.tensor(labels)
     if recipe.pretrain_epochs:
-        _pretrain(model, seqs + encode(unlabelled), recipe, random.Random(seed + 2))
+        pretrain(model, seqs + encode(unlabelled),
+                 TrainConfig(lr=recipe.lr, weight_decay=recipe.weight_decay, batch_size=recipe.batch_size,
+                             warmup_epochs=recipe.warmup_epochs, pretrain_epochs=recipe.pretrain_epochs,
+                             mask_rate=recipe.mask_rate), random.Random(seed + 2))
     loss_cfg = TrainConfig(label_smoothing=recipe.label_smoothing, token_loss=recipe.token_loss,
                            batch_size=recipe.batch_size, unk_rate=recipe.unk_rate, drop_rate=recipe.drop_rate,
                            distill=recipe.distill)
-    soft = tfidf_oof_probs(texts, labels, n_classes, seed=seed) if recipe.distill else None
+    soft = teacher_probs(texts, labels, n_classes, recipe.teacher, list(unlabelled), seed) if recipe.distill else None
+    if soft is not None and unlabelled:      # the unlabelled texts train on their soft labels alone
+        seqs = seqs + encode(unlabelled)
+        y = torch.cat([y, torch.full((len(unlabelled),), UNLABELLED, dtype=torch.long)])
     spell_rng = random.Random(seed + 3)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     sched = _schedule(opt, math.ceil(len(seqs) / recipe.batch_size), recipe.epochs, recipe.warmup_epochs)
@@ -329,8 +313,8 @@ ENCODERS: dict[str, dict] = {
 }
 
 
-def fit_encoder(texts: list[str], labels: list[int], n_classes: int, overrides: dict, seed: int = 0):
-    """Fine-tune MiniLM (ticketnet.encoder.finetune's recipe with `overrides`) on the texts; a predict function."""
+def _fine_tuned_encoder(texts: list[str], labels: list[int], n_classes: int, overrides: dict, seed: int = 0):
+    """MiniLM fine-tuned on the texts by ticketnet.encoder.finetune's recipe with `overrides`, in eval mode."""
     from ticketnet.encoder.finetune import EncoderRecipe, start_router, train_loop
 
     recipe = EncoderRecipe(seed=seed, threads=torch.get_num_threads(), **overrides)
@@ -339,6 +323,12 @@ def fit_encoder(texts: list[str], labels: list[int], n_classes: int, overrides: 
     state, *_ = train_loop(router, encoded, torch.tensor(labels), recipe, first, log=lambda m: None)
     router.model.load_state_dict({**router.model.state_dict(), **state})
     router.model.eval()
+    return router
+
+
+def fit_encoder(texts: list[str], labels: list[int], n_classes: int, overrides: dict, seed: int = 0):
+    """Fine-tune MiniLM (`_fine_tuned_encoder`) on the texts; a predict function."""
+    router = _fine_tuned_encoder(texts, labels, n_classes, overrides, seed)
     return lambda xs: router.predict_encoded([router.encode(t) for t in xs]).argmax(1).tolist()
 
 
@@ -351,11 +341,19 @@ def _score(result: Result, fit, train_x, train_y, eval_x, eval_y, n_classes: int
     result.macro_f1.append(macro_f1(eval_y, pred, n_classes))
 
 
-def _fitters(n_classes: int, recipes: dict[str, Recipe], seed: int, baseline: bool, encoders: tuple[str, ...] = ()):
+def _fitters(n_classes: int, recipes: dict[str, Recipe], seed: int, baseline: bool, encoders: tuple[str, ...] = (),
+             pool: list[str] | None = None):
+    """(experiment, method, fit) for each method; `pool`: the texts a recipe's `unlabelled` are drawn from (None:
+    there are none, as in a k-fold run, and such a recipe is refused)."""
     if baseline:
         yield "tfidf", "tfidf_logreg", fit_tfidf
     for name, recipe in recipes.items():
-        yield name, "transformer", (lambda r: lambda x, y: fit_transformer(x, y, n_classes, r, seed))(recipe)
+        if recipe.unlabelled and pool is None:
+            raise ValueError(f"recipe {name}: unlabelled texts come from a learning curve's other training tickets "
+                             "(--eval); a k-fold run has none")
+        extra = (pool or [])[: recipe.unlabelled]
+        yield name, "transformer", (lambda r, u: lambda x, y: fit_transformer(x, y, n_classes, r, seed, u))(recipe,
+                                                                                                           extra)
     for name in encoders:
         yield name, "encoder", (lambda o: lambda x, y: fit_encoder(x, y, n_classes, o, seed))(ENCODERS[name])
 
@@ -398,7 +396,10 @@ def learning_curve(train_texts: list[str], train_teams: list[str], eval_texts: l
         idx = stratified_sample(train_teams, n, seed)
         tx, ty = [train_texts[i] for i in idx], [names.index(train_teams[i]) for i in idx]
         ey = [names.index(t) for t in eval_teams]
-        for exp, method, fit in _fitters(len(names), recipes, seed, baseline, encoders):
+        chosen = set(idx)
+        pool = [train_texts[i] for i in random.Random(seed).sample(range(len(train_texts)), len(train_texts))
+                if i not in chosen]
+        for exp, method, fit in _fitters(len(names), recipes, seed, baseline, encoders, pool):
             res = Result(exp, method, len(tx), len(eval_texts))
             _score(res, fit, tx, ty, eval_texts, ey, len(names))
             rows.append(res.row())

@@ -34,7 +34,7 @@ def _report(card: dict) -> None:
 
 # Options of the Tiny router's training that an encoder's fine-tune has no use for: refused with --encoder.
 TINY_ONLY = ("recipe", "init_from", "new_vocabulary", "keep", "keep_from", "seeds", "keep_all_seeds", "evaluate_on",
-             "d", "heads", "blocks", "d_ff", "teacher", "distill", "unlabelled")
+             "d", "heads", "blocks", "d_ff", "teacher", "distill", "unlabelled", "pretrain_epochs")
 
 
 def _export_columns(args: argparse.Namespace):
@@ -45,31 +45,45 @@ def _export_columns(args: argparse.Namespace):
                          id_given=args.id_column is not None, text_given=bool(args.text_column))
 
 
+# Epochs of masked-token pretraining when `--unlabelled` is given without `--pretrain-epochs`.
+PRETRAIN_EPOCHS = 10
+
+
+def _pretrain_epochs(args: argparse.Namespace) -> int:
+    if args.pretrain_epochs is not None:
+        return args.pretrain_epochs
+    return PRETRAIN_EPOCHS if args.unlabelled else 0
+
+
+def _unlabelled(args: argparse.Namespace):
+    """`--unlabelled FILE`'s texts, with what the card keeps of the file, or None."""
+    if not args.unlabelled:
+        if args.unlabelled_column:
+            raise ValueError("--unlabelled-column names the text column of --unlabelled FILE")
+        return None
+    from ticketnet._runtime.hashing import file_sha256
+    from ticketnet.data.export import read_texts
+    from ticketnet.distill import Unlabelled
+
+    columns = tuple(c.strip() for group in (args.unlabelled_column or ["text"]) for c in group.split(",") if c.strip())
+    texts, columns = read_texts(Path(args.unlabelled), columns)
+    return Unlabelled(texts, {"file": Path(args.unlabelled).name, "sha256": file_sha256(args.unlabelled),
+                              "text_columns": list(columns), "texts": len(texts)})
+
+
 def _distillation(args: argparse.Namespace, seed: int):
-    """The teacher `--teacher` names with `--unlabelled`'s texts, or None; ValueError for a flag without it."""
+    """The teacher `--teacher` names, or None; ValueError for --distill without it."""
     from ticketnet.distill import BASELINE, Distillation
 
     if not args.teacher:
-        if args.distill is not None or args.unlabelled or args.unlabelled_column:
-            raise ValueError("--distill, --unlabelled and --unlabelled-column go with --teacher baseline|ROUTER")
+        if args.distill is not None:
+            raise ValueError("--distill weighs a teacher's probabilities: give --teacher baseline|ROUTER too")
         return None
     if args.distill is not None and not args.distill > 0:
         raise ValueError(f"--distill must be above 0, got {args.distill:g} (leave out --teacher to learn from the "
                          "labels alone)")
-    texts, record = [], None
-    if args.unlabelled:
-        from ticketnet._runtime.hashing import file_sha256
-        from ticketnet.data.export import read_texts
-
-        columns = tuple(c.strip() for group in (args.unlabelled_column or ["text"]) for c in group.split(",")
-                        if c.strip())
-        texts, columns = read_texts(Path(args.unlabelled), columns)
-        record = {"file": Path(args.unlabelled).name, "sha256": file_sha256(args.unlabelled),
-                  "text_columns": list(columns), "texts": len(texts)}
-    elif args.unlabelled_column:
-        raise ValueError("--unlabelled-column names the text column of --unlabelled FILE")
     if args.teacher == BASELINE:
-        return Distillation.of_baseline(seed, texts, record)
+        return Distillation.of_baseline(seed)
     from ticketnet.catalog import is_router_folder, weights_in
     from ticketnet.loading import load_router
 
@@ -78,7 +92,7 @@ def _distillation(args: argparse.Namespace, seed: int):
         raise ValueError(f"--teacher {folder}: neither baseline nor a router folder (one with router.json, or a "
                          "classifier's config.json and model.safetensors)")
     weights = weights_in(folder)
-    return Distillation.of_router(load_router(weights), weights, texts, record)
+    return Distillation.of_router(load_router(weights), weights)
 
 
 def _fine_tune(args: argparse.Namespace) -> int:
@@ -134,8 +148,8 @@ def _train(args: argparse.Namespace) -> int:
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
                       threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
                       keep_from=args.keep_from, new_vocabulary=args.new_vocabulary,
-                      distill=args.distill or 0.0, **sizes)
-    distillation = _distillation(args, cfg.seed)
+                      distill=args.distill or 0.0, pretrain_epochs=_pretrain_epochs(args), **sizes)
+    distillation, unlabelled = _distillation(args, cfg.seed), _unlabelled(args)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
@@ -155,7 +169,8 @@ def _train(args: argparse.Namespace) -> int:
         if out is None:
             raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
         card = train_export(data, out, _export_columns(args), parse_fractions(args.split), cfg, args.seeds, log,
-                            keep_all=args.keep_all_seeds, split_seed=args.split_seed, distillation=distillation)
+                            keep_all=args.keep_all_seeds, split_seed=args.split_seed, distillation=distillation,
+                            unlabelled=unlabelled)
     else:
         if data is not None and not data.is_dir():
             raise ValueError(f"--data {data}: no such file or folder")
@@ -163,8 +178,10 @@ def _train(args: argparse.Namespace) -> int:
                 or args.split_seed is not None):
             raise ValueError("--text-column, --team-column, --id-column, --split and --split-seed apply to --data "
                              "FILE (an export), not to a folder of train/valid/test CSVs")
-        card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds, distillation=distillation)
-                if args.seeds else train(data, out, cfg, log, evaluate_on=evaluate_on, distillation=distillation))
+        card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds, distillation=distillation,
+                            unlabelled=unlabelled)
+                if args.seeds else train(data, out, cfg, log, evaluate_on=evaluate_on, distillation=distillation,
+                                         unlabelled=unlabelled))
     _report(card)
     return 0
 
@@ -218,8 +235,12 @@ def _train_parser(sub) -> None:
     p.add_argument("--distill", type=float, metavar="W",
                    help="with --teacher: weight of the KL divergence from its probabilities (default 1)")
     p.add_argument("--unlabelled", metavar="FILE",
-                   help="with --teacher: a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan "
-                        "input): the teacher scores them and the router learns them from its probabilities alone")
+                   help="a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan input): "
+                        "masked-token pretraining reads them with the training tickets first (--pretrain-epochs), and "
+                        "with --teacher the router also learns them from the teacher's probabilities")
+    p.add_argument("--pretrain-epochs", type=int, metavar="N",
+                   help=f"epochs of masked-token pretraining of the embeddings and blocks before routing (default: "
+                        f"{PRETRAIN_EPOCHS} with --unlabelled, else 0); its time is reported apart")
     p.add_argument("--unlabelled-column", action="append", metavar="NAME[,NAME]",
                    help="--unlabelled's text column(s), joined one per line (default: text, else its subject, title, "
                         "body... columns)")
