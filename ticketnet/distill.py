@@ -33,9 +33,6 @@ class SoftLabels:
     ids: list[str]
     record: dict
 
-    def labelled(self, n: int) -> torch.Tensor:
-        return self.probs[:n]
-
     def to_parquet(self, teams: Sequence[str]) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -56,6 +53,12 @@ def read_soft_labels(path, teams: Sequence[str]) -> tuple[list[str], torch.Tenso
         raise DataError(f"{path}: no column for team {', '.join(map(repr, missing))}")
     probs = np.stack([table.column(t).to_numpy() for t in teams], axis=1)
     return [str(x) for x in table.column("ticket_id").to_pylist()], torch.from_numpy(probs.astype(np.float32))
+
+
+def _ids(rows: Sequence[Mapping[str, str]], n_unlabelled: int) -> list[str]:
+    """The stored ids: each ticket's own, then U-000001... for the unlabelled texts in file order."""
+    return [r.get("ticket_id", f"row-{i + 1}") for i, r in enumerate(rows)] + [f"U-{i + 1:06d}"
+                                                                             for i in range(n_unlabelled)]
 
 
 def _record(source: str, probs: torch.Tensor, labels: Sequence[int], n_unlabelled: int, seconds: float,
@@ -97,7 +100,7 @@ def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str]
         if extra:
             spare[:, cols] += model.predict_proba(features.transform(extra)) / k
     probs = torch.from_numpy(np.concatenate([out, spare]).astype(np.float32))
-    ids = [r.get("ticket_id", f"row-{i + 1}") for i, r in enumerate(rows)] + [f"U-{i + 1:06d}" for i in range(len(extra))]
+    ids = _ids(rows, len(extra))
     record = _record(BASELINE, probs, y.tolist(), len(extra), time.perf_counter() - start, folds=k, C=TEACHER_C,
                      method="TF-IDF word 1-2-grams + char_wb 2-5-grams, logistic regression, out of fold")
     return SoftLabels(probs, ids, record)
@@ -127,8 +130,7 @@ def router_soft_labels(router: TicketRouter, weights, rows: Sequence[Mapping[str
         order = torch.tensor([own.index(t) for t in teams])
         probs[torch.tensor(where)] = scored[:, order]
     labels = [index[r["team"]] for r in rows]
-    ids = [r.get("ticket_id", f"row-{i + 1}") for i, r in enumerate(rows)] + [f"U-{i + 1:06d}"
-                                                                             for i in range(len(unlabelled))]
+    ids = _ids(rows, len(unlabelled))
     record = _record(str(weights), probs, labels, len(unlabelled), time.perf_counter() - start,
                      kind=router.kind, sha256=file_sha256(weights), unscored_texts=len(texts) - len(encoded))
     return SoftLabels(probs, ids, record)
