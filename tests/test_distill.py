@@ -13,7 +13,7 @@ from ticketnet import Router, load_split
 from ticketnet.data.synth import write_splits
 from ticketnet.data.tickets import DataError
 from ticketnet.distill import (SOFT_LABELS_FILE, TEACHER_C, Distillation, Unlabelled, baseline_soft_labels,
-                               read_soft_labels, router_soft_labels)
+                               read_soft_labels, router_soft_labels, text_copies)
 from ticketnet.nn.transformer import TinyConfig, TinyTransformer, pad_batch
 from ticketnet.train import train, train_seeds
 from ticketnet.training import UNLABELLED, TrainConfig, ticket_loss
@@ -46,13 +46,19 @@ def test_the_baselines_soft_label_of_a_ticket_comes_from_the_folds_that_did_not_
 
     rows = load_split(splits / "train.csv")
     teams = tuple(sorted({r["team"] for r in rows}))
-    soft = baseline_soft_labels(rows, teams, UNLABELLED_TEXTS, folds=3, seed=4)
-    assert soft.probs.shape == (len(rows) + 3, len(teams))
-    assert torch.allclose(soft.probs.sum(1), torch.ones(len(rows) + 3), atol=1e-5)
-    assert soft.ids[: len(rows)] == [r["ticket_id"] for r in rows] and soft.ids[-1] == "U-000003"
+    soft = baseline_soft_labels(rows, teams, UNLABELLED_TEXTS, folds=3, seed=4, copies=3)
+    n = len(rows) + 3 + 3 * len(rows)
+    assert soft.probs.shape == (n, len(teams)) and len(soft.copies) == 3 * len(rows) == len(soft.ids) - len(rows) - 3
+    assert torch.allclose(soft.probs.sum(1), torch.ones(n), atol=1e-5)
+    assert soft.ids[: len(rows)] == [r["ticket_id"] for r in rows] and soft.ids[len(rows) + 2] == "U-000003"
     # The same folds, refitted here: each fold's tickets get the model fitted on the other two, and an unlabelled
-    # text the mean of the three models.
+    # text the mean of the three models; a ticket's copies are scored by its fold's model, and a spliced copy joins
+    # it to a ticket of its own fold only.
     texts, y = texts_read(rows), np.array([teams.index(r["team"]) for r in rows])
+    source = {i: [] for i in range(len(rows))}
+    for j, tid in enumerate(soft.ids[len(rows) + 3 :]):
+        source[[r["ticket_id"] for r in rows].index(tid.split("~")[0])].append(j)
+    assert all(len(v) == 3 for v in source.values())
     mean = np.zeros((3, len(teams)))
     for fit_idx, score_idx in StratifiedKFold(3, shuffle=True, random_state=4).split(texts, y):
         features = make_features()
@@ -60,8 +66,16 @@ def test_the_baselines_soft_label_of_a_ticket_comes_from_the_folds_that_did_not_
             features.fit_transform([texts[i] for i in fit_idx]), y[fit_idx])
         expected = model.predict_proba(features.transform([texts[i] for i in score_idx]))
         np.testing.assert_allclose(soft.probs[score_idx].numpy(), expected, atol=1e-6)
+        fold_copies = [j for i in score_idx for j in source[i]]
+        np.testing.assert_allclose(soft.probs[[len(rows) + 3 + j for j in fold_copies]].numpy(),
+                                   model.predict_proba(features.transform([soft.copies[j] for j in fold_copies])),
+                                   atol=1e-6)
+        fold_halves = {" ".join(texts[i].split()[len(texts[i].split()) // 2 :]) for i in score_idx}
+        for i in (i for i in score_idx if len(texts[i].split()) >= 4):     # shorter: a dropout copy again
+            spliced = soft.copies[source[i][2]]             # the third copy of each ticket is the splice
+            assert any(spliced.endswith(h) for h in fold_halves)
         mean += model.predict_proba(features.transform(UNLABELLED_TEXTS)) / 3
-    np.testing.assert_allclose(soft.probs[len(rows):].numpy(), mean, atol=1e-6)
+    np.testing.assert_allclose(soft.probs[len(rows) : len(rows) + 3].numpy(), mean, atol=1e-6)
     assert soft.record["folds"] == 3 and soft.record["labelled_texts"] == len(rows)
     assert soft.record["teacher_train_accuracy"] == pytest.approx(
         float((soft.probs[: len(rows)].argmax(1).numpy() == y).mean()), abs=1e-4)
@@ -79,11 +93,12 @@ def test_a_routers_soft_labels_are_its_probabilities_in_the_students_team_order(
     router = Router.load(out / "router.pt")
     rows = load_split(splits / "valid.csv")[:20]
     flipped = tuple(reversed(router.teams))
-    soft = router_soft_labels(router, out / "router.pt", rows, flipped, ["", *UNLABELLED_TEXTS[:1]])
-    own = router.predict_texts([r["text"] for r in rows] + UNLABELLED_TEXTS[:1])
-    assert torch.allclose(soft.probs[[*range(20), 21]], own.flip(1), atol=1e-6)
+    soft = router_soft_labels(router, out / "router.pt", rows, flipped, ["", *UNLABELLED_TEXTS[:1]], copies=2)
+    own = router.predict_texts([r["text"] for r in rows] + UNLABELLED_TEXTS[:1] + list(soft.copies))
+    assert soft.probs.shape == (62, 5) and len(soft.copies) == 40 and soft.ids[22] == rows[0]["ticket_id"] + "~1"
+    assert torch.allclose(soft.probs[[*range(20), *range(21, 62)]], own.flip(1), atol=1e-6)
     assert torch.equal(soft.probs[20], torch.full((5,), 0.2))          # no token to read: equal odds
-    assert soft.record["unscored_texts"] == 1 and soft.record["kind"] == "tiny"
+    assert soft.record["unscored_texts"] == 1 and soft.record["kind"] == "tiny" and soft.record["copies"] == 40
     assert soft.record["sha256"] == hashlib.sha256((out / "router.pt").read_bytes()).hexdigest()
     with pytest.raises(DataError, match="not to the teams trained here"):
         router_soft_labels(router, out / "router.pt", rows, ("payments", "delivery"))
@@ -159,11 +174,15 @@ def test_the_cli_trains_with_a_teacher_and_unlabelled_texts(splits, distilled, t
     write_unrouted(tmp_path / "unrouted.csv")
     out = tmp_path / "student"
     assert main(["train", "--data", str(splits), "--out", str(out), "--epochs", "1", "--recipe", "large",
-                 "--teacher", str(distilled[0]), "--unlabelled", str(tmp_path / "unrouted.csv")]) == 0
-    trained = json.loads((out / "router.json").read_text())["train"]
+                 "--teacher", str(distilled[0]), "--teacher-copies", "1",
+                 "--unlabelled", str(tmp_path / "unrouted.csv")]) == 0
+    card = json.loads((out / "router.json").read_text())
+    trained = card["train"]
     record = trained["distillation"]
     assert record["teacher"] == str(distilled[0] / "router.pt") and record["weight"] == 1.0
-    assert record["unlabelled_texts"] == 2 and record["kind"] == "tiny"
+    assert record["unlabelled_texts"] == 2 and record["kind"] == "tiny" and record["copies"] == 300
+    ids, probs = read_soft_labels(out / SOFT_LABELS_FILE, card["teams"])
+    assert len(ids) == probs.shape[0] == 300 + 2 + 300 and ids[-1].endswith("~300")
     assert trained["unlabelled"]["texts"] == 2 and trained["unlabelled"]["text_columns"] == ["subject", "body"]
     # --unlabelled pretrains by default: 302 texts (300 tickets and the 2 with text), the loss of each epoch kept.
     assert trained["pretraining"]["epochs"] == 10 and trained["pretraining"]["texts"] == 302
@@ -172,6 +191,8 @@ def test_the_cli_trains_with_a_teacher_and_unlabelled_texts(splits, distilled, t
 
 @pytest.mark.parametrize("extra, message", [
     (["--distill", "0.5"], "give --teacher baseline|ROUTER too"),
+    (["--teacher-copies", "2"], "give --teacher baseline|ROUTER too"),
+    (["--teacher", "baseline", "--teacher-copies", "-1"], "--teacher-copies must be at least 0"),
     (["--unlabelled-column", "body"], "names the text column of --unlabelled FILE"),
     (["--unlabelled", "missing.csv"], "missing.csv: file not found"),
     (["--pretrain-epochs", "-1"], "--pretrain-epochs must be at least 0"),
@@ -204,3 +225,18 @@ def test_pretraining_learns_to_name_a_hidden_token_and_leaves_the_head_alone():
     losses = pretrain(model, seqs, cfg, random.Random(0))
     assert len(losses) == 12 and losses[-1] < 0.5 * losses[0]
     assert all(torch.equal(v, head[k]) for k, v in model.head.state_dict().items())
+
+
+def test_text_copies_drop_crop_and_splice_in_turn():
+    import random
+
+    texts = [" ".join(f"w{i}_{k}" for k in range(20)) for i in range(4)]
+    made = text_copies(texts, 3, random.Random(0))
+    assert [i for i, _ in made] == [0, 1, 2, 3] * 3
+    for (i, dropped), (_, cropped), (_, spliced) in zip(made[:4], made[4:8], made[8:]):
+        words, own = dropped.split(), texts[i].split()
+        assert 8 <= len(words) < 20 and all(w in own for w in words)                  # a quarter dropped, in order
+        assert 10 <= len(cropped.split()) <= 16 and cropped in texts[i]               # one contiguous window
+        assert spliced.startswith(" ".join(own[:10])) and len(spliced.split()) == 20  # own first half, another's end
+        assert not spliced.endswith(" ".join(own[10:]))
+    assert text_copies(["one"], 2, random.Random(0)) == [(0, "one"), (0, "one")]       # never empty

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import io
+import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,11 +28,13 @@ TEACHER_FOLDS = 5
 
 @dataclass(frozen=True)
 class SoftLabels:
-    """A teacher's probabilities (texts, teams) in the student's team order, labelled texts first, and what the card
-    keeps of how they were made."""
+    """A teacher's probabilities (texts, teams) in the student's team order: the labelled tickets, then the unlabelled
+    texts, then `copies` (augmented copies of the tickets, made with the soft labels); and what the card keeps of
+    how they were made."""
     probs: torch.Tensor
     ids: list[str]
     record: dict
+    copies: list[str] = ()
 
     def to_parquet(self, teams: Sequence[str]) -> bytes:
         import pyarrow as pa
@@ -55,10 +58,41 @@ def read_soft_labels(path, teams: Sequence[str]) -> tuple[list[str], torch.Tenso
     return [str(x) for x in table.column("ticket_id").to_pylist()], torch.from_numpy(probs.astype(np.float32))
 
 
+def text_copies(texts: Sequence[str], copies: int, rng: random.Random) -> list[tuple[int, str]]:
+    """`copies` augmented copies of each text, as (its index, the copy): in turn its words with a quarter of them
+    dropped, a contiguous crop of half to four fifths of its words, and its first half joined to the second half of
+    another text of `texts` (which team that reads as is the teacher's to say). Words are split on whitespace."""
+    words = [t.split() for t in texts]
+    out = []
+    for j in range(copies):
+        for i, w in enumerate(words):
+            kind = j % 3
+            if kind == 0 or len(w) < 4:
+                kept = [rng.random() >= 0.25 for _ in w]
+                if all(kept) and len(w) > 1:                  # a copy always differs from its ticket
+                    kept[rng.randrange(len(w))] = False
+                copy = [x for x, keep in zip(w, kept) if keep] or w[:1]
+            elif kind == 1:
+                n = max(1, round(len(w) * rng.uniform(0.5, 0.8)))
+                start = rng.randrange(len(w) - n + 1)
+                copy = w[start : start + n]
+            else:
+                other = rng.randrange(len(words) - 1) if len(words) > 1 else 0
+                other = words[other + (other >= i) if len(words) > 1 else i]        # any text but its own
+                copy = w[: len(w) // 2] + other[len(other) // 2 :]
+            out.append((i, " ".join(copy)))
+    return out
+
+
 def _ids(rows: Sequence[Mapping[str, str]], n_unlabelled: int) -> list[str]:
     """The stored ids: each ticket's own, then U-000001... for the unlabelled texts in file order."""
     return [r.get("ticket_id", f"row-{i + 1}") for i, r in enumerate(rows)] + [f"U-{i + 1:06d}"
                                                                              for i in range(n_unlabelled)]
+
+
+def _copy_ids(rows: Sequence[Mapping[str, str]], made: Sequence[tuple[int, str]]) -> list[str]:
+    """A copy's stored id: its ticket's, then ~ and the copy's number among all copies."""
+    return [f"{rows[i].get('ticket_id', f'row-{i + 1}')}~{n + 1}" for n, (i, _) in enumerate(made)]
 
 
 def _record(source: str, probs: torch.Tensor, labels: Sequence[int], n_unlabelled: int, seconds: float,
@@ -71,10 +105,11 @@ def _record(source: str, probs: torch.Tensor, labels: Sequence[int], n_unlabelle
 
 
 def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str], unlabelled: Sequence[str] = (),
-                         folds: int = TEACHER_FOLDS, seed: int = 0) -> SoftLabels:
+                         folds: int = TEACHER_FOLDS, seed: int = 0, copies: int = 0) -> SoftLabels:
     """The baseline's probabilities, out of fold: each training ticket scored by the baseline fitted on the other
     folds, so its soft label is not the baseline's memory of that very ticket; an unlabelled text gets the mean of
-    the fold models' probabilities."""
+    the fold models' probabilities. `copies` augmented copies of each ticket (`text_copies`, joined only with
+    tickets of its own fold) are scored by its fold's model too."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
@@ -91,6 +126,7 @@ def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str]
         raise DataError(f"--teacher {BASELINE}: a team has a single training ticket, too few to score it out of fold")
     out = np.zeros((len(texts), len(teams)))
     spare = np.zeros((len(extra), len(teams)))
+    rng, made, made_probs = random.Random(seed), [], []
     for fit_idx, score_idx in StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(texts, y):
         features = make_features()
         x = features.fit_transform([texts[i] for i in fit_idx])
@@ -99,24 +135,33 @@ def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str]
         out[np.ix_(score_idx, cols)] = model.predict_proba(features.transform([texts[i] for i in score_idx]))
         if extra:
             spare[:, cols] += model.predict_proba(features.transform(extra)) / k
-    probs = torch.from_numpy(np.concatenate([out, spare]).astype(np.float32))
-    ids = _ids(rows, len(extra))
+        if copies:
+            fold_copies = [(int(score_idx[i]), c) for i, c in text_copies([texts[i] for i in score_idx], copies, rng)]
+            scored = np.zeros((len(fold_copies), len(teams)))
+            scored[:, cols] = model.predict_proba(features.transform([c for _, c in fold_copies]))
+            made += fold_copies
+            made_probs.append(scored)
+    probs = torch.from_numpy(np.concatenate([out, spare, *made_probs]).astype(np.float32))
+    ids = _ids(rows, len(extra)) + _copy_ids(rows, made)
     record = _record(BASELINE, probs, y.tolist(), len(extra), time.perf_counter() - start, folds=k, C=TEACHER_C,
-                     method="TF-IDF word 1-2-grams + char_wb 2-5-grams, logistic regression, out of fold")
-    return SoftLabels(probs, ids, record)
+                     method="TF-IDF word 1-2-grams + char_wb 2-5-grams, logistic regression, out of fold",
+                     **({"copies_per_ticket": copies, "copies": len(made)} if copies else {}))
+    return SoftLabels(probs, ids, record, [c for _, c in made])
 
 
 def router_soft_labels(router: TicketRouter, weights, rows: Sequence[Mapping[str, str]], teams: Sequence[str],
-                       unlabelled: Sequence[str] = ()) -> SoftLabels:
-    """A router's calibrated probabilities on every text, its teams put in the student's order. The router must
-    route to exactly the student's teams; a text it reads no token of gets equal odds."""
+                       unlabelled: Sequence[str] = (), copies: int = 0, seed: int = 0) -> SoftLabels:
+    """A router's calibrated probabilities on every text, its teams put in the student's order, with `copies`
+    augmented copies of each ticket's new message (`text_copies`). The router must route to exactly the student's
+    teams; a text it reads no token of gets equal odds."""
     own = tuple(router.teams)
     if sorted(own) != sorted(teams):
         raise DataError(f"--teacher {weights}: it routes to {team_list(own)}, not to the teams trained here "
                         f"({team_list(teams)})")
     start = time.perf_counter()
     index = {t: i for i, t in enumerate(teams)}
-    texts = [r["text"] for r in rows] + list(unlabelled)
+    made = text_copies([split_thread(r["text"]).new for r in rows], copies, random.Random(seed)) if copies else []
+    texts = [r["text"] for r in rows] + list(unlabelled) + [c for _, c in made]
     encoded, where = [], []
     for i, text in enumerate(texts):
         try:
@@ -130,10 +175,11 @@ def router_soft_labels(router: TicketRouter, weights, rows: Sequence[Mapping[str
         order = torch.tensor([own.index(t) for t in teams])
         probs[torch.tensor(where)] = scored[:, order]
     labels = [index[r["team"]] for r in rows]
-    ids = _ids(rows, len(unlabelled))
+    ids = _ids(rows, len(unlabelled)) + _copy_ids(rows, made)
     record = _record(str(weights), probs, labels, len(unlabelled), time.perf_counter() - start,
-                     kind=router.kind, sha256=file_sha256(weights), unscored_texts=len(texts) - len(encoded))
-    return SoftLabels(probs, ids, record)
+                     kind=router.kind, sha256=file_sha256(weights), unscored_texts=len(texts) - len(encoded),
+                     **({"copies_per_ticket": copies, "copies": len(made)} if copies else {}))
+    return SoftLabels(probs, ids, record, [c for _, c in made])
 
 
 @dataclass(frozen=True)
@@ -155,12 +201,13 @@ class Distillation:
         self._made: tuple[tuple, SoftLabels] | None = None
 
     @classmethod
-    def of_baseline(cls, seed: int = 0, folds: int = TEACHER_FOLDS) -> "Distillation":
-        return cls(lambda rows, teams, extra: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed))
+    def of_baseline(cls, seed: int = 0, folds: int = TEACHER_FOLDS, copies: int = 0) -> "Distillation":
+        return cls(lambda rows, teams, extra: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed,
+                                                                   copies=copies))
 
     @classmethod
-    def of_router(cls, router: TicketRouter, weights) -> "Distillation":
-        return cls(lambda rows, teams, extra: router_soft_labels(router, weights, rows, teams, extra))
+    def of_router(cls, router: TicketRouter, weights, copies: int = 0, seed: int = 0) -> "Distillation":
+        return cls(lambda rows, teams, extra: router_soft_labels(router, weights, rows, teams, extra, copies, seed))
 
     def soft_labels(self, rows: Sequence[Mapping[str, str]], teams: Sequence[str],
                     unlabelled: Sequence[str] = ()) -> SoftLabels:

@@ -158,8 +158,10 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
         log(f"the teacher scores {len(train_rows):,} training tickets"
             + (f" and {len(extra_texts):,} unlabelled texts" if extra_texts else ""))
         soft_labels = distillation.soft_labels(train_rows, teams, extra_texts)
-        seqs = seqs + extra_seqs              # the unlabelled texts are routed by their soft labels alone
-        labels = torch.cat([labels, torch.full((len(extra_seqs),), UNLABELLED, dtype=torch.long)])
+        # The unlabelled texts and the teacher's augmented copies are routed by their soft labels alone.
+        copy_seqs = [vocab.encode(c)[: model.config.max_len] or [UNK_ID] for c in soft_labels.copies]
+        seqs = seqs + extra_seqs + copy_seqs
+        labels = torch.cat([labels, torch.full((len(extra_seqs) + len(copy_seqs),), UNLABELLED, dtype=torch.long)])
         soft = soft_labels.probs
         stored = soft_labels.to_parquet(teams)
         write_atomic(out / SOFT_LABELS_FILE, stored)

@@ -55,6 +55,7 @@ class Recipe:
     distill: float = 0.0           # weight of the KL term to the teacher's probabilities on train (and unlabelled)
     teacher: str = "tfidf"         # tfidf (out of fold), minilm (fine-tuned on the same texts) or both (their mean)
     unlabelled: int = 0            # learning curve: this many other training tickets, teacher-scored, no label
+    copies: int = 0                # augmented copies of each training ticket, scored by the tfidf teacher's fold
 
 
 SHIPPED = Recipe(lr=2e-3, epochs=40, batch_size=64, embed_scale=1.0, dropout=0.1, weight_decay=0.01)
@@ -91,6 +92,9 @@ RECIPES.update({
     "distill_both": replace(SMALL, distill=1.0, teacher="both"),
     "distill_u5k": replace(SMALL, distill=1.0, unlabelled=5_000),
     "distill_minilm_u5k": replace(SMALL, distill=1.0, teacher="minilm", unlabelled=5_000),
+    "distill_copies4": replace(SMALL, distill=1.0, copies=4),
+    "distill_copies4_e20": replace(SMALL, distill=1.0, copies=4, epochs=20, average_last=5),
+    "distill_u5k_e12": replace(SMALL, distill=1.0, unlabelled=5_000, epochs=12, average_last=4),
     "mlm10_u5k": replace(SMALL, pretrain_epochs=10, unlabelled=5_000),
     "mlm10_distill_u5k": replace(SMALL, pretrain_epochs=10, distill=1.0, unlabelled=5_000),
 })
@@ -172,22 +176,26 @@ def fit_tfidf(texts: list[str], labels: list[int], c: float | None = 10.0, seed:
 
 
 def teacher_probs(texts: list[str], labels: list[int], n_classes: int, teacher: str, unlabelled: list[str] = (),
-                  seed: int = CV_SEED) -> torch.Tensor:
-    """The soft labels (len(texts) + len(unlabelled), n_classes) the student learns: the product's baseline teacher
-    (`ticketnet.distill`, out of fold), MiniLM fine-tuned on the same texts (its probabilities on its own training
-    texts), or the mean of both."""
-    probs = []
+                  seed: int = CV_SEED, copies: int = 0) -> tuple[torch.Tensor, list[str]]:
+    """The soft labels (len(texts) + len(unlabelled) + copies, n_classes) the student learns, and the augmented
+    copies' texts: the product's baseline teacher (`ticketnet.distill`, out of fold, with `copies` per ticket),
+    MiniLM fine-tuned on the same texts (its probabilities on its own training texts), or the mean of both."""
+    probs, made = [], []
+    if copies and teacher != "tfidf":
+        raise ValueError("augmented copies are scored by the tfidf teacher's folds only")
     if teacher in ("tfidf", "both"):
         from ticketnet.distill import baseline_soft_labels
 
         rows = [{"text": t, "team": str(y)} for t, y in zip(texts, labels)]
-        probs.append(baseline_soft_labels(rows, [str(k) for k in range(n_classes)], unlabelled, seed=seed).probs)
+        soft = baseline_soft_labels(rows, [str(k) for k in range(n_classes)], unlabelled, seed=seed, copies=copies)
+        probs.append(soft.probs)
+        made = list(soft.copies)
     if teacher in ("minilm", "both"):
         router = _fine_tuned_encoder(texts, labels, n_classes, {}, seed)
         probs.append(router.predict_encoded([router.encode(t) for t in [*texts, *unlabelled]]).float())
     if not probs:
         raise ValueError(f"unknown teacher {teacher!r}: tfidf, minilm or both")
-    return torch.stack(probs).mean(0)
+    return torch.stack(probs).mean(0), made
 
 
 def _init_embeddings(model: TinyTransformer, scale: float) -> None:
@@ -271,10 +279,12 @@ def fit_transformer(texts: list[str], labels: list[int], n_classes: int, recipe:
     loss_cfg = TrainConfig(label_smoothing=recipe.label_smoothing, token_loss=recipe.token_loss,
                            batch_size=recipe.batch_size, unk_rate=recipe.unk_rate, drop_rate=recipe.drop_rate,
                            distill=recipe.distill)
-    soft = teacher_probs(texts, labels, n_classes, recipe.teacher, list(unlabelled), seed) if recipe.distill else None
-    if soft is not None and unlabelled:      # the unlabelled texts train on their soft labels alone
-        seqs = seqs + encode(unlabelled)
-        y = torch.cat([y, torch.full((len(unlabelled),), UNLABELLED, dtype=torch.long)])
+    soft = None
+    if recipe.distill:
+        soft, made = teacher_probs(texts, labels, n_classes, recipe.teacher, list(unlabelled), seed, recipe.copies)
+        extra = [*unlabelled, *made]     # the unlabelled texts and the copies train on their soft labels alone
+        seqs = seqs + encode(extra)
+        y = torch.cat([y, torch.full((len(extra),), UNLABELLED, dtype=torch.long)])
     spell_rng = random.Random(seed + 3)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     sched = _schedule(opt, math.ceil(len(seqs) / recipe.batch_size), recipe.epochs, recipe.warmup_epochs)

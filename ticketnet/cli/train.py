@@ -34,7 +34,8 @@ def _report(card: dict) -> None:
 
 # Options of the Tiny router's training that an encoder's fine-tune has no use for: refused with --encoder.
 TINY_ONLY = ("recipe", "init_from", "new_vocabulary", "keep", "keep_from", "seeds", "keep_all_seeds", "evaluate_on",
-             "d", "heads", "blocks", "d_ff", "teacher", "distill", "unlabelled", "pretrain_epochs")
+             "d", "heads", "blocks", "d_ff", "teacher", "distill", "teacher_copies", "unlabelled",
+             "pretrain_epochs")
 
 
 def _export_columns(args: argparse.Namespace):
@@ -76,14 +77,16 @@ def _distillation(args: argparse.Namespace, seed: int):
     from ticketnet.distill import BASELINE, Distillation
 
     if not args.teacher:
-        if args.distill is not None:
-            raise ValueError("--distill weighs a teacher's probabilities: give --teacher baseline|ROUTER too")
+        if args.distill is not None or args.teacher_copies:
+            raise ValueError("--distill and --teacher-copies go with a teacher: give --teacher baseline|ROUTER too")
         return None
+    if args.teacher_copies < 0:
+        raise ValueError(f"--teacher-copies must be at least 0, got {args.teacher_copies}")
     if args.distill is not None and not args.distill > 0:
         raise ValueError(f"--distill must be above 0, got {args.distill:g} (leave out --teacher to learn from the "
                          "labels alone)")
     if args.teacher == BASELINE:
-        return Distillation.of_baseline(seed)
+        return Distillation.of_baseline(seed, copies=args.teacher_copies)
     from ticketnet.catalog import is_router_folder, weights_in
     from ticketnet.loading import load_router
 
@@ -92,7 +95,7 @@ def _distillation(args: argparse.Namespace, seed: int):
         raise ValueError(f"--teacher {folder}: neither baseline nor a router folder (one with router.json, or a "
                          "classifier's config.json and model.safetensors)")
     weights = weights_in(folder)
-    return Distillation.of_router(load_router(weights), weights)
+    return Distillation.of_router(load_router(weights), weights, args.teacher_copies, seed)
 
 
 def _fine_tune(args: argparse.Namespace) -> int:
@@ -234,6 +237,10 @@ def _train_parser(sub) -> None:
                         "teams; scored once, kept in the router folder's soft_labels.parquet")
     p.add_argument("--distill", type=float, metavar="W",
                    help="with --teacher: weight of the KL divergence from its probabilities (default 1)")
+    p.add_argument("--teacher-copies", type=int, default=0, metavar="K",
+                   help="with --teacher: K augmented copies of each training ticket (words dropped, a crop, two "
+                        "tickets spliced) that the teacher scores and the router learns on those soft labels alone "
+                        "(the baseline scores a ticket's copies out of fold too; default 0)")
     p.add_argument("--unlabelled", metavar="FILE",
                    help="a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan input): "
                         "masked-token pretraining reads them with the training tickets first (--pretrain-epochs), and "
