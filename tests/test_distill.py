@@ -148,9 +148,9 @@ def test_distill_without_a_teacher_is_refused(splits, tmp_path):
 def test_a_seed_search_scores_the_teacher_once_and_keeps_one_file(splits, tmp_path):
     calls = []
 
-    def score(rows, teams, extra):
+    def score(rows, teams, extra, copies):
         calls.append(len(rows))
-        return baseline_soft_labels(rows, teams, extra, folds=2)
+        return baseline_soft_labels(rows, teams, extra, folds=2, copies=copies)
 
     card = train_seeds([0, 1], splits, tmp_path / "w", TrainConfig(epochs=1, recipe="large"), log=lambda *_: None,
                        distillation=Distillation(score))

@@ -40,7 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "compare": {"_runtime", "paths", "data", "card", "router", "metrics", "predictions", "lens", "interpret",
                 "corpus", "compare", "loading", "catalog"},
     "ticketmap": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "ticketmap"},
-    "labels": {"_runtime", "paths", "data", "nn", "card", "router", "metrics", "baseline", "train", "predictions",
+    "labels": {"_runtime", "paths", "data", "nn", "card", "router", "metrics", "baseline", "train", "predictions", "distill",
                "interpret", "corpus", "labels", "training", "catalog", "loading", "encoder"},
     "bench": {"_runtime", "paths", "data", "nn", "card", "router", "lens", "predictions", "interpret", "lesson",
               "predict", "corpus", "train", "bench", "policy", "compare", "ticketmap", "labels", "encoder", "catalog", "loading", "training",

@@ -193,25 +193,27 @@ class Unlabelled:
 class Distillation:
     """A teacher's soft labels for `train --teacher`, made once per training set however many seeds train on it.
 
-    `score(rows, teams, unlabelled)` makes them: `baseline_soft_labels`, or `router_soft_labels` of a loaded router
-    (loading a router needs the loaders above this layer, so the caller binds it)."""
+    `score(rows, teams, unlabelled, copies)` makes them: `baseline_soft_labels`, or `router_soft_labels` of a loaded
+    router (loading a router needs the loaders above this layer, so the caller binds it)."""
 
     def __init__(self, score) -> None:
         self._score = score
         self._made: tuple[tuple, SoftLabels] | None = None
 
     @classmethod
-    def of_baseline(cls, seed: int = 0, folds: int = TEACHER_FOLDS, copies: int = 0) -> "Distillation":
-        return cls(lambda rows, teams, extra: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed,
-                                                                   copies=copies))
+    def of_baseline(cls, seed: int = 0, folds: int = TEACHER_FOLDS) -> "Distillation":
+        return cls(lambda rows, teams, extra, copies: baseline_soft_labels(rows, teams, extra, folds=folds, seed=seed,
+                                                                           copies=copies))
 
     @classmethod
-    def of_router(cls, router: TicketRouter, weights, copies: int = 0, seed: int = 0) -> "Distillation":
-        return cls(lambda rows, teams, extra: router_soft_labels(router, weights, rows, teams, extra, copies, seed))
+    def of_router(cls, router: TicketRouter, weights, seed: int = 0) -> "Distillation":
+        return cls(lambda rows, teams, extra, copies: router_soft_labels(router, weights, rows, teams, extra, copies,
+                                                                         seed))
 
-    def soft_labels(self, rows: Sequence[Mapping[str, str]], teams: Sequence[str],
-                    unlabelled: Sequence[str] = ()) -> SoftLabels:
-        key = (tuple(teams), tuple((r.get("ticket_id"), r["text"], r["team"]) for r in rows), tuple(unlabelled))
+    def soft_labels(self, rows: Sequence[Mapping[str, str]], teams: Sequence[str], unlabelled: Sequence[str] = (),
+                    copies: int = 0) -> SoftLabels:
+        key = (tuple(teams), tuple((r.get("ticket_id"), r["text"], r["team"]) for r in rows), tuple(unlabelled),
+               copies)
         if self._made is None or self._made[0] != key:
-            self._made = (key, self._score(rows, teams, list(unlabelled)))
+            self._made = (key, self._score(rows, teams, list(unlabelled), copies))
         return self._made[1]

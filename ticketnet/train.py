@@ -157,7 +157,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
         cfg = cfg if cfg.distill else replace(cfg, distill=1.0)
         log(f"the teacher scores {len(train_rows):,} training tickets"
             + (f" and {len(extra_texts):,} unlabelled texts" if extra_texts else ""))
-        soft_labels = distillation.soft_labels(train_rows, teams, extra_texts)
+        soft_labels = distillation.soft_labels(train_rows, teams, extra_texts, cfg.teacher_copies)
         # The unlabelled texts and the teacher's augmented copies are routed by their soft labels alone.
         copy_seqs = [vocab.encode(c)[: model.config.max_len] or [UNK_ID] for c in soft_labels.copies]
         seqs = seqs + extra_seqs + copy_seqs

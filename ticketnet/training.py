@@ -64,6 +64,9 @@ class TrainConfig:
     # unlabelled ones) before the routing epochs; `mask_rate` of each text's tokens are hidden as <unk> and named.
     pretrain_epochs: int = 0
     mask_rate: float = 0.15
+    # Augmented copies of each training ticket that the teacher scores (`ticketnet.distill.text_copies`); they
+    # join the routing epochs on those soft labels alone.
+    teacher_copies: int = 0
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "d", "heads", "blocks", "d_ff", "max_len", "threads"):
@@ -75,6 +78,8 @@ class TrainConfig:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if self.keep < 0:
             raise ValueError(f"--keep must be at least 0, got {self.keep}")
+        if self.teacher_copies < 0:
+            raise ValueError(f"--teacher-copies must be at least 0, got {self.teacher_copies}")
         if self.pretrain_epochs < 0:
             raise ValueError(f"--pretrain-epochs must be at least 0, got {self.pretrain_epochs}")
         if not 0 < self.mask_rate < 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from tests.labels.conftest import PLANTED, TEAMS, TINY_META
 from ticketnet.labels.issues import rank_issues
@@ -138,3 +139,29 @@ def test_bad_settings_are_refused(planted):
         out_of_fold(planted, TEAMS[:2], "baseline", scheduler="synchronous")
     with pytest.raises(LabelsError, match="--workers"):
         out_of_fold(planted, TEAMS, "baseline", workers=0)
+
+
+def test_a_distilled_routers_folds_are_distilled_from_their_own_baseline_and_a_router_teacher_is_left_out():
+    from ticketnet.training import TrainConfig
+
+    cfg = TrainConfig(distill=0.5, pretrain_epochs=3, teacher_copies=2).resolved(900)
+    meta = {"train": {**cfg.__dict__, "tickets": 900, "distillation": {"teacher": "baseline", "copies": 1800}},
+            "config": {"d": 16, "h": 2}}
+    fields = router_recipe(meta, epochs=2)
+    assert (fields["distill"], fields["teacher_copies"], fields["pretrain_epochs"]) == (0.5, 2, 3)
+    meta["train"]["distillation"] = {"teacher": "routers/big/router.pt", "kind": "encoder"}
+    fields = router_recipe(meta, epochs=2)
+    assert (fields["distill"], fields["teacher_copies"]) == (0.0, 0)
+
+
+def test_a_distilled_fold_trains_on_its_baselines_soft_labels_and_copies(planted):
+    from ticketnet.labels.oof import fit_router_fold
+
+    rows = planted[::2]
+    fields = {**router_recipe(TINY_META, epochs=1), "distill": 1.0, "teacher_copies": 1}
+    model, _, info = fit_router_fold(rows, {}, TEAMS, fields)
+    assert info["distill"] == 1.0 and info["teacher_copies"] == 1
+    plain_model, _, plain = fit_router_fold(rows, {}, TEAMS, router_recipe(TINY_META, epochs=1))
+    assert "distill" not in plain
+    # The same seed and recipe, but one learnt the soft labels and the copies too: the weights differ.
+    assert not torch.equal(model.head.weight, plain_model.head.weight)

@@ -80,13 +80,11 @@ def _distillation(args: argparse.Namespace, seed: int):
         if args.distill is not None or args.teacher_copies:
             raise ValueError("--distill and --teacher-copies go with a teacher: give --teacher baseline|ROUTER too")
         return None
-    if args.teacher_copies < 0:
-        raise ValueError(f"--teacher-copies must be at least 0, got {args.teacher_copies}")
     if args.distill is not None and not args.distill > 0:
         raise ValueError(f"--distill must be above 0, got {args.distill:g} (leave out --teacher to learn from the "
                          "labels alone)")
     if args.teacher == BASELINE:
-        return Distillation.of_baseline(seed, copies=args.teacher_copies)
+        return Distillation.of_baseline(seed)
     from ticketnet.catalog import is_router_folder, weights_in
     from ticketnet.loading import load_router
 
@@ -95,7 +93,7 @@ def _distillation(args: argparse.Namespace, seed: int):
         raise ValueError(f"--teacher {folder}: neither baseline nor a router folder (one with router.json, or a "
                          "classifier's config.json and model.safetensors)")
     weights = weights_in(folder)
-    return Distillation.of_router(load_router(weights), weights, args.teacher_copies, seed)
+    return Distillation.of_router(load_router(weights), weights, seed)
 
 
 def _fine_tune(args: argparse.Namespace) -> int:
@@ -151,7 +149,8 @@ def _train(args: argparse.Namespace) -> int:
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
                       threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
                       keep_from=args.keep_from, new_vocabulary=args.new_vocabulary,
-                      distill=args.distill or 0.0, pretrain_epochs=_pretrain_epochs(args), **sizes)
+                      distill=args.distill or 0.0, pretrain_epochs=_pretrain_epochs(args),
+                      teacher_copies=args.teacher_copies, **sizes)
     distillation, unlabelled = _distillation(args, cfg.seed), _unlabelled(args)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None

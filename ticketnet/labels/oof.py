@@ -81,7 +81,11 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
     scratch, so a fine-tuned router's folds take the recipe of the router it started from where its card records
     that one (`init_from_train`, its seed included), else the recipe for its size in place of the fine-tune's;
     never the router it started from or the one it kept (`keep`, `keep_from`, `new_vocabulary`): a fold has
-    neither."""
+    neither. A router distilled from the baseline has each fold distilled from a baseline of the fold's own
+    tickets (with its copies per ticket, `teacher_copies`); one distilled from a router trains on labels alone, as
+    that router has read every fold's held-out tickets. Pretraining reads the fold's tickets, not the unlabelled
+    file, which the folder does not keep."""
+    from ticketnet.distill import BASELINE
     from ticketnet.training import RECIPES, SMALL_DATA, TrainConfig
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
@@ -91,6 +95,8 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
     record = {k: v for k, v in train.items() if k in fields}
     for k in ("init_from", "keep", "keep_from", "new_vocabulary"):
         record.pop(k, None)
+    if (train.get("distillation") or {}).get("teacher") != BASELINE:
+        record.pop("distill", None)
     if record.get("recipe") == "finetune":
         for k in (*RECIPES["finetune"], "recipe"):
             record.pop(k, None)
@@ -108,7 +114,7 @@ def router_recipe(meta: Mapping, epochs: int | None = None, seed: int | None = N
         record["seed"] = seed
     record["threads"] = 1
     cfg = TrainConfig(**record)                        # checks the values (epochs >= 1, d a multiple of heads, ...)
-    return dataclasses.asdict(cfg)
+    return dataclasses.asdict(cfg if cfg.distill else dataclasses.replace(cfg, teacher_copies=0))
 
 
 def _rows(rows: Sequence[Mapping], idx) -> list[dict]:
@@ -124,13 +130,24 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
 
     from ticketnet.metrics import fit_temperature
     from ticketnet.train import new_model
-    from ticketnet.training import TrainConfig, WeightAverage, encode_rows, fold_temperature, lr_schedule, predict_logits, predict_seqs, train_epoch
+    from ticketnet.data.text import UNK_ID
+    from ticketnet.distill import baseline_soft_labels
+    from ticketnet.training import (UNLABELLED, TrainConfig, WeightAverage, encode_rows, fold_temperature,
+                                    lr_schedule, predict_logits, predict_seqs, pretrain, train_epoch)
 
     cfg = TrainConfig(**cfg_fields).resolved(len(train_rows))
     torch.manual_seed(cfg.seed)
     rng, aug_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
     vocab, model = new_model(cfg, train_rows, len(teams))
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
+    if cfg.pretrain_epochs:
+        pretrain(model, seqs, cfg, random.Random(cfg.seed + 2))
+    soft = None
+    if cfg.distill:                           # the baseline of this fold's tickets, as `_fit` made the router's
+        made = baseline_soft_labels(train_rows, teams, seed=cfg.seed, copies=cfg.teacher_copies)
+        seqs = seqs + [vocab.encode(c)[: model.config.max_len] or [UNK_ID] for c in made.copies]
+        labels = torch.cat([labels, torch.full((len(made.copies),), UNLABELLED, dtype=torch.long)])
+        soft = made.probs
     rule = {name: encode_rows(rows, vocab, model.config.max_len, teams) for name, rows in rule_sets.items() if rows}
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = lr_schedule(opt, math.ceil(len(seqs) / cfg.batch_size), cfg)
@@ -144,7 +161,7 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     best, best_state, best_epoch, average = -1.0, None, cfg.epochs, WeightAverage()
     for epoch in range(1, cfg.epochs + 1):
         model.train()
-        train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng)
+        train_epoch(model, seqs, labels, opt, sched, cfg, rng, aug_rng, soft=soft)
         if cfg.average_last:
             if epoch > cfg.epochs - cfg.average_last:
                 average.add(model.state_dict())
@@ -163,7 +180,9 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
         temperature = fit_temperature(predict_logits(model, rule["valid"][0]), rule["valid"][1])
         fold_temperature(model, temperature)
     info = {"epochs": cfg.epochs, "kept_epoch": best_epoch, "recipe": cfg.recipe, "vocab": len(vocab),
-            "temperature": round(float(temperature), 4), "rule_sets": sorted(rule)}
+            "temperature": round(float(temperature), 4), "rule_sets": sorted(rule),
+            **({"distill": cfg.distill, "teacher_copies": cfg.teacher_copies} if cfg.distill else {}),
+            **({"pretrain_epochs": cfg.pretrain_epochs} if cfg.pretrain_epochs else {})}
     return model, vocab, info
 
 
