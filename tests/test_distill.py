@@ -175,7 +175,7 @@ def test_the_cli_trains_with_a_teacher_and_unlabelled_texts(splits, distilled, t
     out = tmp_path / "student"
     assert main(["train", "--data", str(splits), "--out", str(out), "--epochs", "1", "--recipe", "large",
                  "--teacher", str(distilled[0]), "--teacher-copies", "1",
-                 "--unlabelled", str(tmp_path / "unrouted.csv")]) == 0
+                 "--unlabelled", str(tmp_path / "unrouted.csv"), "--pretrain-epochs", "2"]) == 0
     card = json.loads((out / "router.json").read_text())
     trained = card["train"]
     record = trained["distillation"]
@@ -184,9 +184,9 @@ def test_the_cli_trains_with_a_teacher_and_unlabelled_texts(splits, distilled, t
     ids, probs = read_soft_labels(out / SOFT_LABELS_FILE, card["teams"])
     assert len(ids) == probs.shape[0] == 300 + 2 + 300 and ids[-1].endswith("~300")
     assert trained["unlabelled"]["texts"] == 2 and trained["unlabelled"]["text_columns"] == ["subject", "body"]
-    # --unlabelled pretrains by default: 302 texts (300 tickets and the 2 with text), the loss of each epoch kept.
-    assert trained["pretraining"]["epochs"] == 10 and trained["pretraining"]["texts"] == 302
-    assert len(trained["pretraining"]["loss"]) == 10
+    # Pretraining read 302 texts (300 tickets and the 2 with text); the loss of each epoch is kept.
+    assert trained["pretraining"]["epochs"] == 2 and trained["pretraining"]["texts"] == 302
+    assert len(trained["pretraining"]["loss"]) == 2
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -194,7 +194,8 @@ def test_the_cli_trains_with_a_teacher_and_unlabelled_texts(splits, distilled, t
     (["--teacher-copies", "2"], "give --teacher baseline|ROUTER too"),
     (["--teacher", "baseline", "--teacher-copies", "-1"], "--teacher-copies must be at least 0"),
     (["--unlabelled-column", "body"], "names the text column of --unlabelled FILE"),
-    (["--unlabelled", "missing.csv"], "missing.csv: file not found"),
+    (["--unlabelled", "missing.csv", "--pretrain-epochs", "1"], "missing.csv: file not found"),
+    (["--unlabelled", "UNROUTED"], "give one of them"),
     (["--pretrain-epochs", "-1"], "--pretrain-epochs must be at least 0"),
     (["--teacher", "nowhere"], "neither baseline nor a router folder"),
     (["--teacher", "baseline", "--distill", "0"], "--distill must be above 0"),

@@ -46,22 +46,17 @@ def _export_columns(args: argparse.Namespace):
                          id_given=args.id_column is not None, text_given=bool(args.text_column))
 
 
-# Epochs of masked-token pretraining when `--unlabelled` is given without `--pretrain-epochs`.
-PRETRAIN_EPOCHS = 10
-
-
-def _pretrain_epochs(args: argparse.Namespace) -> int:
-    if args.pretrain_epochs is not None:
-        return args.pretrain_epochs
-    return PRETRAIN_EPOCHS if args.unlabelled else 0
-
-
 def _unlabelled(args: argparse.Namespace):
     """`--unlabelled FILE`'s texts, with what the card keeps of the file, or None."""
     if not args.unlabelled:
         if args.unlabelled_column:
             raise ValueError("--unlabelled-column names the text column of --unlabelled FILE")
         return None
+    if not (args.teacher or args.pretrain_epochs):
+        # Measured on Larkfield (docs/your-router.md): a teacher's soft labels on unrouted tickets raised the router,
+        # masked-token pretraining on them alone lowered it; neither is a silent default.
+        raise ValueError("--unlabelled is read through a teacher (--teacher baseline|ROUTER) or by masked-token "
+                         "pretraining (--pretrain-epochs N): give one of them")
     from ticketnet._runtime.hashing import file_sha256
     from ticketnet.data.export import read_texts
     from ticketnet.distill import Unlabelled
@@ -149,7 +144,7 @@ def _train(args: argparse.Namespace) -> int:
     cfg = TrainConfig(seed=TrainConfig.seed if args.seed is None else args.seed, epochs=args.epochs,
                       threads=args.threads, recipe=args.recipe, lr=args.lr, init_from=args.init_from, keep=args.keep,
                       keep_from=args.keep_from, new_vocabulary=args.new_vocabulary,
-                      distill=args.distill or 0.0, pretrain_epochs=_pretrain_epochs(args),
+                      distill=args.distill or 0.0, pretrain_epochs=args.pretrain_epochs or 0,
                       teacher_copies=args.teacher_copies, **sizes)
     distillation, unlabelled = _distillation(args, cfg.seed), _unlabelled(args)
     data = Path(args.data) if args.data else None
@@ -241,12 +236,12 @@ def _train_parser(sub) -> None:
                         "tickets spliced) that the teacher scores and the router learns on those soft labels alone "
                         "(the baseline scores a ticket's copies out of fold too; default 0)")
     p.add_argument("--unlabelled", metavar="FILE",
-                   help="a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan input): "
-                        "masked-token pretraining reads them with the training tickets first (--pretrain-epochs), and "
-                        "with --teacher the router also learns them from the teacher's probabilities")
+                   help="a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan input): with "
+                        "--teacher the router learns them from the teacher's probabilities; --pretrain-epochs reads "
+                        "them in masked-token pretraining")
     p.add_argument("--pretrain-epochs", type=int, metavar="N",
-                   help=f"epochs of masked-token pretraining of the embeddings and blocks before routing (default: "
-                        f"{PRETRAIN_EPOCHS} with --unlabelled, else 0); its time is reported apart")
+                   help="epochs of masked-token pretraining of the embeddings and blocks on the training tickets (and "
+                        "--unlabelled's) before routing (default 0); the card reports its time apart")
     p.add_argument("--unlabelled-column", action="append", metavar="NAME[,NAME]",
                    help="--unlabelled's text column(s), joined one per line (default: text, else its subject, title, "
                         "body... columns)")
