@@ -133,3 +133,13 @@ def test_the_ngram_recipe_reads_a_word_it_never_trained_on_by_its_spelling():
     plain = small_data.fit_transformer(texts, labels, 2, replace(RECIPES["issue_mf1_avg10"], epochs=25,
                                                                  average_last=0, batch_size=8), seed=0)
     assert plain(["refunded payments", "parcels couriered"]) == plain(["zzz", "zzz"])  # <unk> only: no difference
+
+
+def test_minilm_word_vectors_put_words_of_one_meaning_side_by_side():
+    words = ["refund", "reimbursement", "parcel", "delivery", "password", "login", "broadband", "router"]
+    vectors = small_data.minilm_word_vectors(words, 6, 0.1)
+    assert vectors.shape == (8, 6) and float(vectors.std()) == pytest.approx(0.1, rel=1e-4)
+    unit = torch.nn.functional.normalize(vectors, dim=1)
+    nearest = (unit @ unit.T).fill_diagonal_(-2).argmax(1).tolist()
+    assert [words[i] for i in nearest] == ["reimbursement", "refund", "delivery", "parcel", "login", "password",
+                                           "router", "broadband"]

@@ -56,6 +56,7 @@ class Recipe:
     teacher: str = "tfidf"         # tfidf (out of fold), minilm (fine-tuned on the same texts) or both (their mean)
     unlabelled: int = 0            # learning curve: this many other training tickets, teacher-scored, no label
     copies: int = 0                # augmented copies of each training ticket, scored by the tfidf teacher's fold
+    word_vectors: str = ""         # "minilm": each word's embedding starts at MiniLM's vector of the word alone
 
 
 SHIPPED = Recipe(lr=2e-3, epochs=40, batch_size=64, embed_scale=1.0, dropout=0.1, weight_decay=0.01)
@@ -95,6 +96,8 @@ RECIPES.update({
     "distill_copies4": replace(SMALL, distill=1.0, copies=4),
     "distill_copies4_e20": replace(SMALL, distill=1.0, copies=4, epochs=20, average_last=5),
     "distill_u5k_e12": replace(SMALL, distill=1.0, unlabelled=5_000, epochs=12, average_last=4),
+    "minilm_words": replace(SMALL, word_vectors="minilm"),
+    "minilm_words_distill": replace(SMALL, word_vectors="minilm", distill=1.0),
     "mlm10_u5k": replace(SMALL, pretrain_epochs=10, unlabelled=5_000),
     "mlm10_distill_u5k": replace(SMALL, pretrain_epochs=10, distill=1.0, unlabelled=5_000),
 })
@@ -198,6 +201,22 @@ def teacher_probs(texts: list[str], labels: list[int], n_classes: int, teacher: 
     return torch.stack(probs).mean(0), made
 
 
+def minilm_word_vectors(words: list[str], d: int, scale: float, batch_size: int = 256) -> torch.Tensor:
+    """(len(words), d): all-MiniLM-L6-v2's mean-pooled vector of each word read alone ([CLS] word [SEP]), projected
+    on its first d principal components over these words, at `scale` standard deviation per coordinate."""
+    from ticketnet.encoder.finetune import EncoderRecipe, start_router
+
+    router, _, _ = start_router(EncoderRecipe(), ("a", "b"))
+    router.model.eval()
+    with torch.inference_mode():
+        vecs = torch.cat([router.pooled([router.encode(w) for w in words[i : i + batch_size]])
+                          for i in range(0, len(words), batch_size)])                       # (words, 384)
+    vecs = vecs - vecs.mean(0)
+    _, _, v = torch.pca_lowrank(vecs, q=d, center=False)                                    # (384, d)
+    out = vecs @ v                                                                          # (words, d)
+    return out * (scale / out.std())
+
+
 def _init_embeddings(model: TinyTransformer, scale: float) -> None:
     with torch.no_grad():
         model.embed.weight.normal_(0.0, scale)
@@ -254,6 +273,9 @@ def fit_transformer(texts: list[str], labels: list[int], n_classes: int, recipe:
                                        ngram_table(words, recipe.ngram_buckets, skip=vocab.itos[:2]), known,
                                        recipe.ngram_buckets)
     _init_embeddings(model, recipe.embed_scale)
+    if recipe.word_vectors:
+        with torch.no_grad():
+            model.embed.weight[2 : len(vocab)] = minilm_word_vectors(vocab.itos[2:], recipe.d, recipe.embed_scale)
 
     def encode(xs):
         if not recipe.ngram_buckets:
