@@ -241,3 +241,16 @@ def test_text_copies_drop_crop_and_splice_in_turn():
         assert spliced.startswith(" ".join(own[:10])) and len(spliced.split()) == 20  # own first half, another's end
         assert not spliced.endswith(" ".join(own[10:]))
     assert text_copies(["one"], 2, random.Random(0)) == [(0, "one"), (0, "one")]       # never empty
+
+
+def test_stored_soft_labels_keep_any_team_name_apart_from_the_ticket_id(tmp_path):
+    from ticketnet.distill import SoftLabels
+
+    teams = ("ticket_id", "<b>bold</b>", "网络")
+    soft = SoftLabels(torch.tensor([[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]]), ["A-1", "U-000001"], {})
+    path = tmp_path / SOFT_LABELS_FILE
+    path.write_bytes(soft.to_parquet(teams))
+    ids, probs = read_soft_labels(path, teams)
+    assert ids == ["A-1", "U-000001"] and torch.equal(probs, soft.probs)
+    with pytest.raises(DataError, match="no column for team 'other'"):
+        read_soft_labels(path, ("other",))

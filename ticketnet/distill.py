@@ -22,6 +22,7 @@ from ticketnet.interface import TicketRouter
 
 BASELINE = "baseline"             # `--teacher baseline`: the TF-IDF baseline, scored out of fold
 SOFT_LABELS_FILE = "soft_labels.parquet"
+TEAM_COLUMN = "p:{}"              # a team's probability column there: prefixed, so no team name meets ticket_id
 TEACHER_C = 10.0                  # the baseline teacher's regularisation, fixed: no split is spent on choosing it
 TEACHER_FOLDS = 5
 
@@ -34,13 +35,14 @@ class SoftLabels:
     probs: torch.Tensor
     ids: list[str]
     record: dict
-    copies: list[str] = ()
+    copies: Sequence[str] = ()
 
     def to_parquet(self, teams: Sequence[str]) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table({"ticket_id": self.ids, **{t: self.probs[:, i].numpy() for i, t in enumerate(teams)}})
+        table = pa.table({"ticket_id": self.ids,
+                          **{TEAM_COLUMN.format(t): self.probs[:, i].numpy() for i, t in enumerate(teams)}})
         buf = io.BytesIO()
         pq.write_table(table, buf)
         return buf.getvalue()
@@ -51,10 +53,10 @@ def read_soft_labels(path, teams: Sequence[str]) -> tuple[list[str], torch.Tenso
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    missing = [t for t in teams if t not in table.column_names]
+    missing = [t for t in teams if TEAM_COLUMN.format(t) not in table.column_names]
     if missing:
         raise DataError(f"{path}: no column for team {', '.join(map(repr, missing))}")
-    probs = np.stack([table.column(t).to_numpy() for t in teams], axis=1)
+    probs = np.stack([table.column(TEAM_COLUMN.format(t)).to_numpy() for t in teams], axis=1)
     return [str(x) for x in table.column("ticket_id").to_pylist()], torch.from_numpy(probs.astype(np.float32))
 
 
