@@ -11,6 +11,7 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -182,6 +183,15 @@ def router_soft_labels(router: TicketRouter, weights, rows: Sequence[Mapping[str
                      kind=router.kind, sha256=file_sha256(weights), unscored_texts=len(texts) - len(encoded),
                      **({"copies_per_ticket": copies, "copies": len(made)} if copies else {}))
     return SoftLabels(probs, ids, record, [c for _, c in made])
+
+
+class WordVectors(Protocol):
+    """Starting embeddings for a router's words (`ticketnet.encoder.word_vectors.EncoderWordVectors`): called with the
+    words, the width and the scale; `record` and `seconds` go on the card."""
+    record: dict
+    seconds: float
+
+    def __call__(self, words: Sequence[str], d: int, scale: float) -> torch.Tensor: ...
 
 
 @dataclass(frozen=True)

@@ -20,25 +20,35 @@ import torch.nn.functional as F
 from ticketnet._runtime.atomic import staged_folder, write_atomic
 from ticketnet._runtime.hashing import file_sha256
 from ticketnet.baseline import fit_baseline
-from ticketnet.catalog import SEEDS_FOLDER   # where `--keep-all-seeds` keeps each run
+from ticketnet.catalog import SEEDS_FOLDER  # where `--keep-all-seeds` keeps each run
 from ticketnet.data.export import ExportColumns, read_export, split_export, splits_csv
 from ticketnet.data.text import UNK_ID, Vocab
-from ticketnet.distill import SOFT_LABELS_FILE, Distillation, Unlabelled
 from ticketnet.data.thread import split_thread
 from ticketnet.data.tickets import DataError, load_split, team_list, teams_of
+from ticketnet.distill import SOFT_LABELS_FILE, Distillation, Unlabelled, WordVectors
 from ticketnet.metrics import fit_temperature
 from ticketnet.nn.transformer import TinyTransformer
 from ticketnet.paths import ROUTER_DATA, data_dir, weights_dir
 from ticketnet.predictions import write_predictions
 from ticketnet.router import Router
-
-
 from ticketnet.training import (
-    HANDWRITTEN, UNLABELLED, Teacher, TrainConfig, WeightAverage, encode_rows, epoch_score, evaluate, fold_temperature,
+    HANDWRITTEN,
+    UNLABELLED,
+    Teacher,
+    TrainConfig,
+    WeightAverage,
+    encode_rows,
+    epoch_score,
+    evaluate,
+    fold_temperature,
     lr_schedule,
-    ood_thresholds, predict_logits, predict_seqs, pretrain, raw_logits, train_epoch,
+    ood_thresholds,
+    predict_logits,
+    predict_seqs,
+    pretrain,
+    raw_logits,
+    train_epoch,
 )
-
 
 ROUTER_MARKER = "router.json"      # what makes a folder a router's, so `--out` may replace it
 
@@ -95,8 +105,8 @@ def load_splits(data: Path, teams: Sequence[str] | None = None) -> tuple[tuple[s
 
 def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], extra: dict | None = None,
          baseline: dict | None = None, evaluate_on: Path | None = None,
-         distillation: Distillation | None = None,
-         unlabelled: Unlabelled | None = None) -> dict:
+         distillation: Distillation | None = None, unlabelled: Unlabelled | None = None,
+         word_vectors: WordVectors | None = None) -> dict:
     """Train on the splits in `data`, keep the best valid epoch (or the mean of the last epochs), and write the
     router's files into `out` (a folder being staged: nobody reads it yet). `baseline`: one already fitted on
     these splits (a seed search fits it once). Returns the card.
@@ -110,9 +120,12 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     `unlabelled`: texts without teams; they join the vocabulary and `cfg.pretrain_epochs` of masked-token
     pretraining. `distillation`: a teacher whose probabilities on every training text (the unlabelled ones too,
     which then join the routing epochs with no label) the student also learns, with weight `cfg.distill`; they are
-    written to the folder's soft_labels.parquet."""
+    written to the folder's soft_labels.parquet. `word_vectors(words, d, scale)`: each word's starting embedding
+    (a pretrained encoder's, `ticketnet.encoder.word_vectors`), for a router trained from scratch."""
     if cfg.distill and distillation is None:
         raise ValueError("--distill weighs a teacher's soft labels: name the teacher with --teacher")
+    if word_vectors is not None and cfg.init_from:
+        raise ValueError("--word-vectors starts a new router's embeddings; --init-from keeps the starting router's")
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
@@ -146,6 +159,11 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
     extra_seqs = [vocab.encode(split_thread(t).new)[: model.config.max_len] or [UNK_ID] for t in extra_texts]
     soft, added = None, ({"unlabelled": unlabelled.record} if unlabelled is not None else {})
+    if word_vectors is not None:
+        log(f"word vectors for {len(vocab) - 2:,} words from {word_vectors.record['name']}")
+        with torch.no_grad():                 # <pad> and <unk> keep the recipe's start
+            model.embed.weight[2:] = word_vectors(vocab.itos[2:], model.config.d, cfg.embed_scale)
+        added["word_vectors"] = {**word_vectors.record, "words": len(vocab) - 2, "seconds": word_vectors.seconds}
     if cfg.pretrain_epochs:
         log(f"masked-token pretraining on {len(seqs) + len(extra_seqs):,} texts, {cfg.pretrain_epochs} epochs")
         began = time.perf_counter()
@@ -274,15 +292,15 @@ def _hashes(folder: Path, evaluated: dict) -> dict[str, str]:
 
 def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = TrainConfig(),
           log: Callable[[str], None] = print, extra: dict | None = None, evaluate_on: Path | None = None,
-          distillation: Distillation | None = None,
-          unlabelled: Unlabelled | None = None) -> dict:
+          distillation: Distillation | None = None, unlabelled: Unlabelled | None = None,
+          word_vectors: WordVectors | None = None) -> dict:
     """Train on the train/valid/test CSVs in `data`, keep the best valid epoch, and write `router.pt`, `vocab.json`,
     `router.json` and `predictions/` into `out` as one folder swap: an interrupted run leaves `out` as it was.
     `evaluate_on`: the folder whose splits the card and predictions are measured on (see `_fit`)."""
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
         return _fit(data, stage, cfg, log, extra, evaluate_on=evaluate_on, distillation=distillation,
-                    unlabelled=unlabelled)
+                    unlabelled=unlabelled, word_vectors=word_vectors)
 
 
 
@@ -290,7 +308,7 @@ def train(data: Path | None = None, out: Path | None = None, cfg: TrainConfig = 
 def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = None,
                 cfg: TrainConfig = TrainConfig(), log: Callable[[str], None] = print,
                 extra: dict | None = None, keep_all: bool = False, distillation: Distillation | None = None,
-                unlabelled: Unlabelled | None = None) -> dict:
+                unlabelled: Unlabelled | None = None, word_vectors: WordVectors | None = None) -> dict:
     """Train once per seed and keep the run whose kept epoch scores best by the training rule (ties: the first seed).
 
     Each run is the same recipe, so the seeds differ only in initialisation, batch order and augmentation; the
@@ -303,7 +321,7 @@ def train_seeds(seeds: list[int], data: Path | None = None, out: Path | None = N
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     data = data or data_dir()
     with staged_folder(out or weights_dir(), ROUTER_MARKER) as stage:
-        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation, unlabelled)
+        return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation, unlabelled, word_vectors)
 
 
 def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
@@ -321,7 +339,7 @@ def _keep_runs(runs_dir: Path, out: Path, data: Path) -> None:
 
 def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None],
                extra: dict | None, keep_all: bool = False, distillation: Distillation | None = None,
-               unlabelled: Unlabelled | None = None) -> dict:
+               unlabelled: Unlabelled | None = None, word_vectors: WordVectors | None = None) -> dict:
     runs, best, baseline = [], None, None
     with tempfile.TemporaryDirectory(prefix=".seed-search-", dir=out) as tmp:
         for seed in seeds:
@@ -331,7 +349,7 @@ def _fit_seeds(seeds: list[int], data: Path, out: Path, cfg: TrainConfig, log: C
             # One baseline for the search: fitted with the first run (a sample of a split over MAX_TRAIN tickets
             # takes that run's seed), reused by the others, whose splits are the same.
             card = _fit(data, run_dir, replace(cfg, seed=seed), log, extra, baseline, distillation=distillation,
-                        unlabelled=unlabelled)
+                        unlabelled=unlabelled, word_vectors=word_vectors)
             baseline = card["baseline"]
             t, m = card["train"], card["metrics"]
             runs.append({"seed": seed, "best_epoch": t["best_epoch"], "score": t["score"], "seconds": t["seconds"],
@@ -357,8 +375,8 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
                  fractions: Sequence[float] = (0.8, 0.1, 0.1), cfg: TrainConfig = TrainConfig(),
                  seeds: list[int] | None = None, log: Callable[[str], None] = print, keep_all: bool = False,
                  split_seed: int | None = None, fit: Callable[[Path, Path, dict], dict] | None = None,
-                 distillation: Distillation | None = None,
-                 unlabelled: Unlabelled | None = None) -> dict:
+                 distillation: Distillation | None = None, unlabelled: Unlabelled | None = None,
+                 word_vectors: WordVectors | None = None) -> dict:
     """A router from one export file: checked, split (stratified by team, seeded by `split_seed`, else by
     `cfg.seed`) into the router folder's data/, trained there, all in one folder swap. Routers of one export that
     share a split seed share their splits, whatever their training seeds, so they can be compared. Bad input raises
@@ -382,8 +400,9 @@ def train_export(export: Path, out: Path, columns: ExportColumns = ExportColumns
         if fit is not None:
             return fit(data, stage, extra)
         if seeds:
-            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation, unlabelled)
-        return _fit(data, stage, cfg, log, extra, distillation=distillation, unlabelled=unlabelled)
+            return _fit_seeds(seeds, data, stage, cfg, log, extra, keep_all, distillation, unlabelled, word_vectors)
+        return _fit(data, stage, cfg, log, extra, distillation=distillation, unlabelled=unlabelled,
+                    word_vectors=word_vectors)
 
 
 def save_router(router: Router, out: Path) -> None:

@@ -165,3 +165,15 @@ def test_a_distilled_fold_trains_on_its_baselines_soft_labels_and_copies(planted
     assert "distill" not in plain
     # The same seed and recipe, but one learnt the soft labels and the copies too: the weights differ.
     assert not torch.equal(model.head.weight, plain_model.head.weight)
+
+
+def test_a_fold_of_a_router_started_from_word_vectors_starts_from_them_too(planted):
+    from ticketnet.labels.oof import fit_router_fold
+
+    fields = router_recipe(TINY_META, epochs=1)
+    model, vocab, info = fit_router_fold(planted[::2], {}, TEAMS, {**fields, "lr": 1e-9}, word_vectors="minilm")
+    assert info["word_vectors"] == "minilm"
+    from ticketnet.encoder.word_vectors import EncoderWordVectors
+
+    expected = EncoderWordVectors()(vocab.itos[2:], model.config.d, fields["embed_scale"] or 0.1)
+    assert torch.allclose(model.embed.weight[2:], expected, atol=1e-5)     # lr 1e-9: still where it started

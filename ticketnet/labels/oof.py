@@ -121,25 +121,43 @@ def _rows(rows: Sequence[Mapping], idx) -> list[dict]:
     return [{"ticket_id": rows[i]["ticket_id"], "text": rows[i]["text"], "team": rows[i]["team"]} for i in idx]
 
 
-def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]], teams: Sequence[str], cfg_fields: dict):
+def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]], teams: Sequence[str], cfg_fields: dict,
+                    word_vectors: str | None = None):
     """A router trained on `train_rows` alone, by `_fit`'s recipe: the vocabulary from these rows, the same
     initialisation, augmentation, schedule and token loss; the kept epoch by the same rule on `rule_sets` (valid and
     the hand-written development set, whichever are given), or the last epoch where none is; the temperature fitted
-    on valid where it is given. Returns (model, vocab, info)."""
+    on valid where it is given; `word_vectors`: the encoder whose vectors of the words start the embeddings, as the
+    router's card records. Returns (model, vocab, info)."""
     import torch
 
-    from ticketnet.metrics import fit_temperature
-    from ticketnet.train import new_model
     from ticketnet.data.text import UNK_ID
     from ticketnet.distill import baseline_soft_labels
-    from ticketnet.training import (UNLABELLED, TrainConfig, WeightAverage, encode_rows, fold_temperature,
-                                    lr_schedule, predict_logits, predict_seqs, pretrain, train_epoch)
+    from ticketnet.metrics import fit_temperature
+    from ticketnet.train import new_model
+    from ticketnet.training import (
+        UNLABELLED,
+        TrainConfig,
+        WeightAverage,
+        encode_rows,
+        fold_temperature,
+        lr_schedule,
+        predict_logits,
+        predict_seqs,
+        pretrain,
+        train_epoch,
+    )
 
     cfg = TrainConfig(**cfg_fields).resolved(len(train_rows))
     torch.manual_seed(cfg.seed)
     rng, aug_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
     vocab, model = new_model(cfg, train_rows, len(teams))
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
+    if word_vectors:                          # the router's words started there: so do the fold's
+        from ticketnet.encoder.word_vectors import EncoderWordVectors
+
+        with torch.no_grad():
+            model.embed.weight[2:] = EncoderWordVectors(word_vectors)(vocab.itos[2:], model.config.d,
+                                                                      cfg.embed_scale)
     if cfg.pretrain_epochs:
         pretrain(model, seqs, cfg, random.Random(cfg.seed + 2))
     soft = None
@@ -182,7 +200,8 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     info = {"epochs": cfg.epochs, "kept_epoch": best_epoch, "recipe": cfg.recipe, "vocab": len(vocab),
             "temperature": round(float(temperature), 4), "rule_sets": sorted(rule),
             **({"distill": cfg.distill, "teacher_copies": cfg.teacher_copies} if cfg.distill else {}),
-            **({"pretrain_epochs": cfg.pretrain_epochs} if cfg.pretrain_epochs else {})}
+            **({"pretrain_epochs": cfg.pretrain_epochs} if cfg.pretrain_epochs else {}),
+            **({"word_vectors": word_vectors} if word_vectors else {})}
     return model, vocab, info
 
 
@@ -337,7 +356,8 @@ def score_fold(job: dict) -> dict:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            model, vocab, info = fit_router_fold(job["train"], job["rule_sets"], teams, job["cfg"])
+            model, vocab, info = fit_router_fold(job["train"], job["rule_sets"], teams, job["cfg"],
+                                                 job.get("word_vectors"))
             seqs, _ = encode_rows(job["held"], vocab, model.config.max_len, teams)
             probs = batched_probs(model, seqs, 512).double().numpy()
         finally:
@@ -428,7 +448,8 @@ def out_of_fold(rows: Sequence[Mapping], teams: Sequence[str], source: str = "ro
                   "lr": cfg["lr"], "max_pieces": cfg["max_pieces"], "train_seed": cfg["seed"]}
     elif source == "router":
         cfg = router_recipe(meta, epochs, trained_on=len(rows))
-        base.update(cfg=cfg, rule_sets={k: _rows(v, range(len(v))) for k, v in (rule_sets or {}).items()})
+        base.update(cfg=cfg, rule_sets={k: _rows(v, range(len(v))) for k, v in (rule_sets or {}).items()},
+                    word_vectors=((meta.get("train") or {}).get("word_vectors") or {}).get("encoder"))
         recipe = {"epochs": cfg["epochs"], "recipe": cfg["recipe"], "train_seed": cfg["seed"]}
     else:
         c = float((meta.get("baseline") or {}).get("C", BASELINE_C))
