@@ -1,11 +1,11 @@
 """`python -m dashboard [streamlit options]`: the Streamlit server, with the heavy libraries importing as it starts."""
 
-# Importing torch, pandas and altair takes most of a cold start's first script run (about 1.9 s on the 2-core
-# machine) if it waits for the browser to connect. So the first page (Tickets) draws without torch when the valid
-# split's predictions are at hand (shipped with the weights, or stored by an earlier start), and this launcher
-# imports pandas and altair in a thread from the process's start, overlapping the server's own start-up and the
-# browser fetching the frontend; torch comes first only when that page must route the split. Measured side by side
-# by `python -m ticketnet bench` (cold start, both launchers alternated; docs/performance.md).
+# Importing torch, pandas and altair takes most of a cold start's first script run if it waits for the browser to
+# connect. So the first page (Tickets) draws without torch when the valid split's predictions are at hand (shipped
+# with the weights, or stored by an earlier start), and this launcher imports pandas and altair in a thread from the
+# process's start, overlapping the server's own start-up and the browser fetching the frontend; torch comes first
+# only when that page must route the split. Measured side by side by `python -m ticketnet bench` (cold start, both
+# launchers alternated; docs/performance.md, "Cold start").
 
 from __future__ import annotations
 
@@ -19,20 +19,20 @@ APP = Path(__file__).resolve().parent / "app.py"
 # the server's sessions run in threads that come and go. docs/performance.md ("Memory") measures it both ways.
 SERVER_ARENAS = 2
 # Freed blocks stay in the heap for reuse, so the per-ticket tensor work does not page-fault (mapping blocks of 1 MiB
-# and more apart instead cost Heads and Interpretation 8-14 % more CPU per action); the idle watch hands the heap's
-# free pages back every 30 s while analysts work, and once they have left (dashboard/server/idle.py).
-# NumPy's OpenBLAS keeps a thread per core that spins after each call waiting for the next: on the server that was a
-# third of a ticket's first Interpretation's CPU (0.38-0.41 against 0.24-0.31 CPU s with one thread, alternated runs
-# of `python -m ticketnet.bench.load.run --cost`; docs/performance.md). The sessions share out the cores instead, as
-# with torch's threads (dashboard/data/model.py). OPENBLAS_NUM_THREADS, when set, wins.
+# and more apart instead cost Heads and Interpretation more CPU per action; docs/performance.md, "Memory"); the idle
+# watch hands the heap's free pages back every 30 s while analysts work, and once they have left
+# (dashboard/server/idle.py).
+# NumPy's OpenBLAS keeps a thread per core that spins after each call waiting for the next: on the server that spin
+# adds to the CPU of a ticket's first Interpretation (docs/performance.md, "The server's cost per action"). The
+# sessions share out the cores instead, as with torch's threads (dashboard/data/model.py). OPENBLAS_NUM_THREADS,
+# when set, wins.
 SERVER_BLAS_THREADS = 1
 # Set to 1 to leave transparent huge pages as the kernel configures them (for measuring the two side by side).
 HUGE_PAGES_ENV = "TICKETNET_HUGE_PAGES"
 # The server runs on jemalloc where the system has it (Debian's libjemalloc2; `make run` installs it): under load
 # glibc's heap kept the freed pages of one page run between the live objects of others, and did not give them all
-# back once the analysts had left (one server, 30 analysts for 15 minutes, the two side by side: 1.14x the resting
-# size 5 minutes later with glibc and its trims, 1.06x with jemalloc; docs/performance.md, "Memory"). The launcher
-# starts itself again with jemalloc preloaded, before anything else runs. Set to "glibc" to keep glibc's malloc.
+# back once the analysts had left (the two side by side: docs/performance.md, "Memory"). The launcher starts itself
+# again with jemalloc preloaded, before anything else runs. Set to "glibc" to keep glibc's malloc.
 ALLOCATOR_ENV = "TICKETNET_ALLOCATOR"
 _RESTARTED_ENV = "_TICKETNET_PRELOADED"      # set on the restart, so a preload that did not take never loops
 
@@ -60,19 +60,22 @@ def _preload(torch_first: bool, check_charts: bool = True) -> None:
     import altair
     if not check_charts:
         # Altair's debug mode checks every schema object against the Vega-Lite schema as it is made (an axis, a
-        # title, a step), a third of building the Interpretation page's charts. The test suite, which runs the
-        # pages without this launcher, keeps it on, so every chart a page builds is still checked there.
+        # title, a step), a large part of building the Interpretation page's charts (docs/research-log.md, "Cutting
+        # the server's cost per action"). The test suite, which runs the pages without this launcher, keeps it on,
+        # so every chart a page builds is still checked there.
         altair.utils.schemapi.disable_debug_mode()
     import pandas  # noqa: F401
-    import streamlit.emojis  # noqa: F401  (compiled on the first st.set_page_config with an emoji icon: 50 ms)
+    import streamlit.emojis  # noqa: F401  (compiled on the first st.set_page_config with an emoji icon)
 
-    # The first validated chart loads and compiles the Vega-Lite schema (about 65 ms); every later one reuses it.
+    # The first validated chart loads and compiles the Vega-Lite schema; every later one reuses it. What these
+    # preloads save: docs/performance.md, "Cold start".
     # Inline values, not a DataFrame: a data transformer that Streamlit may have switched on for a page's chart at
     # this moment (Altair's transformers are global) never sees this one.
     altair.Chart(altair.Data(values=[{"x": 0}])).mark_point().encode(x="x:Q").to_dict()
-    # With the valid split's routing stored, the Tickets page draws without the model, and torch (about a second of
-    # imports, all of it holding the GIL the first script run needs) is left to `model.warm_model`, which the app
-    # calls once that run is over: importing it here instead made a restart's first page 0.7 s slower.
+    # With the valid split's routing stored, the Tickets page draws without the model, and torch (imports that hold
+    # the GIL the first script run needs) is left to `model.warm_model`, which the app calls once that run is over:
+    # importing it here instead makes a restart's first page slower (docs/research-log.md, "The cold start, taken
+    # apart").
 
 
 def jemalloc_restart(environ: Mapping[str, str]) -> dict[str, str] | None:

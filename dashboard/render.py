@@ -46,9 +46,9 @@ class _Unvalidated:
 
 
 def _frame_digest(df: pd.DataFrame) -> bytes:
-    """A chart's table as its cache key: the MD5 of its pickle, 0.06 ms for a 43-token ticket's 21-column table
-    where Streamlit's own hashing of a DataFrame took 2.2 ms, on every rerun of every chart drawn from one. Equal
-    tables laid out differently in memory may hash apart (a miss, never a wrong chart)."""
+    """A chart's table as its cache key: the MD5 of its pickle, far cheaper than Streamlit's own hashing of a DataFrame,
+    which every rerun of every chart drawn from one pays (docs/research-log.md, "Cutting the server's cost per
+    action"). Equal tables laid out differently in memory may hash apart (a miss, never a wrong chart)."""
     return hashlib.md5(pickle.dumps(df, protocol=pickle.HIGHEST_PROTOCOL)).digest()
 
 
@@ -60,8 +60,9 @@ def _spec(name: str, _builder: Callable, args: tuple, kwargs: dict) -> dict:
 def chart_spec(builder: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict | alt.TopLevelMixin:
     """`builder(*args, **kwargs)` as the Vega-Lite dict `st.altair_chart` would send, computed once per input.
 
-    Building an Altair chart and validating it costs tens of milliseconds per heatmap; a rerun that shows the same
-    chart again (another widget changed) reuses the dict. Arguments are hashed by value (tensors as arrays)."""
+    Building an Altair chart and validating it is slow (docs/research-log.md, "What made the difference"); a rerun
+    that shows the same chart again (another widget changed) reuses the dict. Arguments are hashed by value (tensors
+    as arrays)."""
     args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
     if _altair_to_spec is None:
         return builder(*args, **kwargs)

@@ -392,7 +392,8 @@ def _run_with_progress(label: str, help: str, working: str, key: str,
 
 def head_importance_button(split: str, n_tickets: int, key: str) -> None:
     """The button that masks each head over a split, with a progress bar per chunk of tickets."""
-    # Measured: about 13 s for the 1,500 valid tickets on two cores.
+    # The rate, tickets a second on two cores, is the measured one (docs/performance.md, "Settings measured in the
+    # code").
     estimate = max(1, round(n_tickets / 115))
     _run_with_progress("Compute head importance",
                        f"Each of the 8 heads switched off in turn over the {n_tickets} tickets of the {split} split: "
@@ -402,7 +403,7 @@ def head_importance_button(split: str, n_tickets: int, key: str) -> None:
 
 def split_interpretation_button(split: str, n_tickets: int, key: str) -> None:
     """The button that interprets a whole split once (progress bar, then a rerun that shows the results)."""
-    # Measured: the 1,500-ticket valid split takes about 15 s on two idle cores (`python -m ticketnet bench`).
+    # The rate, tickets a second on two cores, is the bench's (docs/performance.md, "The whole valid split").
     estimate = max(1, round(n_tickets / 100))
     _run_with_progress("Compute interpretation for this split",
                        f"For every ticket: Kendall τ of each attention signal against the deletion effect, and ERASER "

@@ -50,8 +50,8 @@ levels = corpus_data.scan_levels()
 with st.expander("Scan your own tickets", icon=":material/upload_file:", expanded=not scans):
     scan_level = levels[0]
     if len(levels) > 1:
-        # An encoder router removes every word of every ticket, twice, at level effects (40 to 90 times route's
-        # work): route first, effects for those who wait for it.
+        # An encoder router removes every word of every ticket, twice, at level effects, far more work than route
+        # (docs/corpus.md, "Encoder routers"): route first, effects for those who wait for it.
         scan_level = st.segmented_control(
             "Level of a new scan", levels, key=SCAN_LEVEL_KEY, default=levels[0], required=True, width="content",
             help="route: team, confidence and the card's flags; effects: + every word removed, attention τ and the "

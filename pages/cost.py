@@ -62,7 +62,7 @@ if st.button(label, key="cost_measure", type="primary" if not have else "seconda
         st.rerun()                                    # redraw with the results and a "Measure again" button
 
 if have is None:
-    # Measured with `cost.measure` up to n = 8,192, 3 repeats: 6.7 s on two idle cores, 34 s with the cores busy.
+    # The note's times are measured ones of `cost.measure` (docs/performance.md, "Settings measured in the code").
     st.info(f"Nothing measured yet for n up to {largest:,} with {int(repeats)} repeat{'s' if repeats != 1 else ''}. "
             "Measuring up to n = 8,192 with 3 repeats took 7 s on two idle cores, and up to about 35 s while other "
             "programs kept them busy; smaller n and fewer repeats take less. Results are kept until the dashboard "

@@ -279,6 +279,7 @@ def token_highlight(tokens: Sequence[str], values, *, title: str, diverging: boo
         color=cell_text_color(dark),
         tooltip=tooltip,
     )
-    # Sizes and title in the constructor: `.properties` would copy the whole layer again (a tenth of the chart's cost).
+    # Sizes and title in the constructor: `.properties` would copy the whole layer again (docs/performance.md,
+    # "Settings measured in the code").
     return alt.LayerChart(layer=[box, text], data=df, width=alt.Step(cell), height=alt.Step(26),
                           title=alt.Title(title, anchor="start", fontSize=12))

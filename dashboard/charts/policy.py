@@ -5,11 +5,12 @@
 # ranking in the registry's grey of the random baseline, the operating point in the frame red of the Heads page.
 # Team names are data only (a Vega field is never built from one), so "a:b" or "<b>bold</b>" is drawn as written.
 #
-# A slider move changes the numbers, not the chart's structure, and building the per-team chart in Altair costs
-# about 300 ms: each chart is a *template* whose data are named placeholders (`alt.NamedData`), built and converted
-# once per structure (render.chart_spec), and `fill` puts this run's tables under those names (a name carries its
-# table's content hash, so the browser redraws exactly when the numbers change). The `*_chart` functions are the
-# same template with its tables attached, for tests and for callers without a cache.
+# A slider move changes the numbers, not the chart's structure, and building the per-team chart in Altair is slow
+# (docs/routing-policy.md, "The page's speed"): each chart is a *template* whose data are named placeholders
+# (`alt.NamedData`), built and converted once per structure (render.chart_spec), and `fill` puts this run's tables
+# under those names (a name carries its table's content hash, so the browser redraws exactly when the numbers
+# change). The `*_chart` functions are the same template with its tables attached, for tests and for callers
+# without a cache.
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A head's n × n attention as an image, for tickets too long for a chart of n² marks (pure: arrays in, pixels out)."""
 
-# A 256-token ticket's four heatmaps are 262,144 rectangles: the server builds them in a third of a second, but
-# the browser takes seconds to parse and draw them. An image of the same weights is one element to draw. Colour
-# follows the charts: the square root of each weight over the head's own largest, on Vega's "blues" ends.
+# A 256-token ticket's four heatmaps are 262,144 rectangles, which the browser is slow to parse and draw
+# (docs/performance.md, "Settings measured in the code"). An image of the same weights is one element to draw.
+# Colour follows the charts: the square root of each weight over the head's own largest, on Vega's "blues" ends.
 
 from __future__ import annotations
 

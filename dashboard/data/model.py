@@ -22,12 +22,11 @@ if TYPE_CHECKING:
     from ticketnet.interface import TicketRouter
 
 # One server, many sessions: every session's script run is its own thread, and each would start its own pool of
-# intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (four threads each
-# routing a ticket 200 times on a 2-core machine: 0.48 s with 1 intra-op thread, 0.60 s with 2). Each computation
-# gets one thread (more with $TICKETNET_TORCH_THREADS) and the sessions share out the cores. The setting belongs to
-# each OS thread once it has computed, and a thread started later takes the value current then, so `router()`
-# re-applies it in the calling thread. Inter-op threads are left alone: nothing here uses them, and
-# torch.set_num_interop_threads fails once any parallel work has run.
+# intra-op threads, so several sessions computing at once on few cores oversubscribe the machine (docs/performance.md,
+# "Settings measured in the code"). Each computation gets one thread (more with $TICKETNET_TORCH_THREADS) and the
+# sessions share out the cores. The setting belongs to each OS thread once it has computed, and a thread started
+# later takes the value current then, so `router()` re-applies it in the calling thread. Inter-op threads are left
+# alone: nothing here uses them, and torch.set_num_interop_threads fails once any parallel work has run.
 #
 # torch itself is imported by the first call that needs the model, not by this module: the Tickets page draws from
 # stored predictions and the router's card alone, so a restarted server shows it without waiting for torch.
@@ -211,9 +210,9 @@ def _model_warmup() -> threading.Thread:
 
         ticketnet.interpret.load_all()                 # its names are imported on first use otherwise
         if serving:
-            # "Why √d_k" reads a seeded table of 235 million draws (seconds on one core); drawn here, once per
-            # machine (it is kept on disk), the section opens at once. A visitor who opens it first waits for this
-            # drawing instead of starting another.
+            # "Why √d_k" reads a seeded table of 235 million draws, slow to draw on one core (docs/performance.md,
+            # "Pages, server side"); drawn here, once per machine (it is kept on disk), the section opens at once.
+            # A visitor who opens it first waits for this drawing instead of starting another.
             from ticketnet.lesson.explorers import scaling_table
 
             scaling_table()

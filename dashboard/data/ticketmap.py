@@ -22,8 +22,8 @@ from ticketnet.ticketmap import MAP_LIMIT, MapStore
 from ticketnet.ticketmap.neighbours import NEIGHBOURS
 
 LABEL_QUALITY = "label_quality"       # a label-issues result joined by ticket_id colours the map when it is present
-# Tickets a second whose pooled vectors are computed on two cores, by router kind: the Tiny router's 60,000 training
-# tickets in about 10 s; an encoder routes about 40 a second (the corpus scan's route level, docs/corpus.md).
+# Tickets a second whose pooled vectors are computed on two cores, by router kind, as measured (docs/ticket-map.md,
+# "Measured"; an encoder's is the corpus scan's route level, docs/corpus.md).
 POOLED_RATE = {"tiny": 6_000.0, "encoder": 40.0}
 
 
@@ -96,7 +96,8 @@ def with_label_quality(table: pd.DataFrame, split: str,
 def neighbour_pool() -> tuple[str, int, int]:
     """Which training tickets the neighbours are sought among: (its name in the map store, how many, the seconds
     their vectors take once). All of train, except for an encoder router fine-tuned on a sample of it: that sample,
-    the tickets it learnt from (60,000 through MiniLM would take about 25 minutes)."""
+    the tickets it learnt from (all of train through the encoder would take too long: docs/ticket-map.md,
+    "Measured")."""
     meta = model.card().meta.get("train", {})
     n, of = meta.get("tickets"), meta.get("sampled_from")
     kind = "encoder" if model.is_encoder_router() else "tiny"

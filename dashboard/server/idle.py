@@ -1,16 +1,14 @@
 """Freed memory handed back to the system while analysts work, and the per-ticket results too once they have left."""
 
 # The caches are bounded (max_entries, and TICKET_TTL_S per entry); but what they hold, and what the
-# allocator keeps for reuse (ticketnet._runtime.allocator.keep_freed_memory), stays after the last analyst has gone:
-# 0.59 GB at rest became 1.34 GB and stayed there after 30 minutes of 20 analysts (docs/performance.md). A server
-# idle for IDLE_S seconds drops the per-ticket caches (inspections, interpretations, chart specs, the tables
-# st.cache_data copies out) and trims the heap; the router, the split-wide tables and the results on disk stay, so
-# the next analyst waits only for the ticket they open.
+# allocator keeps for reuse (ticketnet._runtime.allocator.keep_freed_memory), stays after the last analyst has gone
+# (docs/performance.md, "Memory"). A server idle for IDLE_S seconds drops the per-ticket caches (inspections,
+# interpretations, chart specs, the tables st.cache_data copies out) and trims the heap; the router, the split-wide
+# tables and the results on disk stay, so the next analyst waits only for the ticket they open.
 #
 # Under load the heap is trimmed every TRIM_S seconds too. The allocator keeps freed blocks where they were for
-# speed (each one given back is a page fault when reused), so what a page run freed stayed resident until the next
-# quiet spell: a server of 20 analysts held 235-280 MB of live heap and 280-410 MB of free heap, and its resident
-# size swung by up to 170 MB from one minute to the next with the mix of page runs (docs/performance.md, "Memory").
+# speed (each one given back is a page fault when reused), so without a trim what a page run frees stays resident
+# until the next quiet spell, and the resident size swings with the mix of page runs (docs/performance.md, "Memory").
 # On jemalloc (the launcher's choice where it is installed) freed pages go back on their own within about 10 s,
 # so only the idle release purges them.
 

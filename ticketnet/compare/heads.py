@@ -20,7 +20,8 @@ from ticketnet.card import Encoded
 from ticketnet.data.text import UNK_ID
 
 # torch and the model code are imported where they are used: the Compare page reads the package for its tables
-# (`compare_tables`, `routed_split`) and draws from stored predictions before torch has loaded (4 s of a cold start).
+# (`compare_tables`, `routed_split`) and draws from stored predictions before torch has loaded (docs/performance.md,
+# "Cold start").
 if TYPE_CHECKING:
     from torch import Tensor
 

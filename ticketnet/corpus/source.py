@@ -71,8 +71,8 @@ def has_tokens(text: str) -> bool:
 class _Checker:
     """Row checks shared by CSV and Parquet input; duplicate ids are caught across all files of the input.
 
-    An id is remembered as one integer (its row in the whole input), not as text: a million ids stay in about
-    100 MB on the client."""
+    An id is remembered as one integer (its row in the whole input), not as text, so the client's memory for a
+    large input stays small (docs/corpus.md, "Worker memory")."""
 
     def __init__(self, teams: Sequence[str]) -> None:
         self.teams = frozenset(teams)

@@ -101,10 +101,10 @@ class SplitOptions:
     """What a split-wide run computes, and in which pieces.
 
     `target`: "predicted" or "label", the team whose probability is followed. `eraser_signals`: the signals scored
-    by ERASER over `fractions` (None: every attention signal as well, about 2.5× the work; () none). `phrases`: add
-    the phrase signals (their ERASER rows in batches of their own, `shapley_samples` Captum orders beyond 10
-    phrases) and evidence AP. Tickets go `group_size` at a time, fewer when long (at most `group_cells`
-    tickets·n²), similar lengths together."""
+    by ERASER over `fractions` (None: every attention signal as well, much more work, see docs/performance.md,
+    "Settings measured in the code"; () none). `phrases`: add the phrase signals (their ERASER rows in batches of
+    their own, `shapley_samples` Captum orders beyond 10 phrases) and evidence AP. Tickets go `group_size` at a
+    time, fewer when long (at most `group_cells` tickets·n²), similar lengths together."""
 
     target: str = "predicted"
     fractions: Sequence[float] = FRACTIONS

@@ -35,9 +35,9 @@ def length_chunks(lengths: Sequence[int], size: int, max_cells: int | None = Non
     return chunks
 
 
-# Routing runs fastest per ticket in chunks of about 2,000 padded tokens: measured on the valid split with one
-# thread, 0.22 s against 0.36 s for chunks of 256 tickets (about 9,000 tokens), whose activations no longer stay
-# in the CPU's caches; much smaller chunks lose it again to per-call overhead.
+# Routing runs fastest per ticket in chunks of about 2,000 padded tokens: larger chunks' activations no longer stay
+# in the CPU's caches, much smaller chunks lose it again to per-call overhead (measured on the valid split:
+# docs/research-log.md, "The cold start, taken apart").
 ROUTE_TOKENS = 2048
 
 
@@ -45,7 +45,8 @@ def batched_probs(model: nn.Module, seqs: Sequence[Sequence[int]], batch_size: i
                   max_tokens: int = ROUTE_TOKENS, workers: int = 1) -> Tensor:
     """Team probabilities (len(seqs), C) of id lists, run in length-sorted padded batches of at most `batch_size`
     tickets and `max_tokens` padded tokens, back in input order. `workers` > 1 deals the batches out to that many
-    threads of one intra-op thread each (`share_out`): the valid split in 0.12 s on 2 cores against 0.21 s."""
+    threads of one intra-op thread each (`share_out`), faster on several cores (docs/performance.md, "Routing
+    throughput")."""
     out = torch.empty(len(seqs), model.config.n_classes)
 
     def run(share: list[list[int]]) -> None:

@@ -6,8 +6,9 @@
 # raises a row's maximum, the accumulator is rescaled by e^(m_old − m_new) before the block is added; at the
 # end the output is the accumulator divided by its normaliser. Scores are kept in base-2 units (Q is scaled
 # by log₂e/√d_k, the mask by log₂e) so the exponential is `exp2`, e^x = 2^(x·log₂e): the same numbers, and on
-# this project's CPUs exp2 runs about three times faster than exp. Nothing larger than one tile of scores
-# (block_q × block_k per batch element) is ever allocated, and that tile is reused for every step.
+# this project's CPUs exp2 runs faster than exp (docs/research-log.md, "What made the difference"). Nothing larger
+# than one tile of scores (block_q × block_k per batch element) is ever allocated, and that tile is reused for
+# every step.
 #
 # Same conventions as `ticketnet.attention.attention`: Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), an
 # additive mask broadcasting to (..., n, m) (0 = may read, −∞ = may not), and a query that may read no key at

@@ -93,7 +93,8 @@ _HEADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def heads_of(layer: torch.nn.TransformerEncoderLayer) -> MultiHead:
     """The layer's attention as a from-scratch MultiHead, copied once and again only when its weights change
-    (copying costs about 2 ms, more than a small batch's forward; interventions ask for it many times per click)."""
+    (copying costs more than a small batch's forward, and interventions ask for it many times per click; see
+    docs/performance.md, "Settings measured in the code")."""
     attn = layer.self_attn
     key = tuple((p.data_ptr(), p._version) for p in attn.parameters())
     hit = _HEADS.get(layer)

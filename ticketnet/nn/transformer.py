@@ -80,8 +80,9 @@ class TinyTransformer(nn.Module):
         """The blocks in eval mode, computed from each layer's own weights (`attention_eval`, `feed_forward_eval`).
 
         Same function as `self.blocks(x, src_key_padding_mask=is_pad)` in eval mode (tests hold them
-        within 1e-5), but about twice as fast on CPU: PyTorch's encoder "fast path" is slower than plain
-        `F.scaled_dot_product_attention` for these sizes, and it cannot be switched off per call.
+        within 1e-5), but faster on CPU: PyTorch's encoder "fast path" is slower than plain
+        `F.scaled_dot_product_attention` for these sizes, and it cannot be switched off per call (docs/research-log.md,
+        "What made the difference").
         """
         B, n, _ = x.shape
         mask = None

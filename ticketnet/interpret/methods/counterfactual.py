@@ -14,8 +14,9 @@ from ticketnet.nn.fast import attention_eval, feed_forward_eval
 from ticketnet.nn.transformer import TinyTransformer
 
 KINDS = ("deleted", "replaced")
-SHARED_MIN_N = 40        # below, one plain forward of the variants is faster (n = 30: 1.85 ms against 2.3 ms)
-PARALLEL_MIN_N = 160     # from here, worker threads beat intra-op threads (n = 192: 86 ms against 112 ms)
+# The two crossovers are measured ones (docs/performance.md, "Settings measured in the code").
+SHARED_MIN_N = 40        # below, one plain forward of the variants is faster
+PARALLEL_MIN_N = 160     # from here, worker threads beat intra-op threads
 ROWS_PER_CHUNK = 2048    # variant rows per chunk: 16 variants of 128 tokens; a chunk's tensors mostly stay in a 2 MB L2
 UNDERFLOW = 1e-30        # a normaliser below this lost its terms to exp underflow: that variant runs the plain way
 TICKET, EARLIER, UNK = 0, 1, 2   # the three row sets: the ticket, each token one position earlier, <unk> at each position

@@ -59,9 +59,9 @@ def integrated_gradients(model: nn.Module, ids: Tensor, target: int, steps: int 
     Captum's IntegratedGradients on the token vectors, from the <pad> vector (id 0, zero) at every position to
     the real tokens, position vectors unchanged; summed over d. The attributions add up to
     p(target | ticket) − p(target | all-<pad>) up to a quadrature error; the step count starts at `steps`
-    and doubles until |error| ≤ max(rtol·|change|, atol) or `max_steps` is reached. 32 steps add up for 116
-    of 120 valid tickets (median gap 5e-6 of the change; the other four take 64); 128 keep every shipped
-    ticket under 0.1 %; 4 steps miss 72 % of the change on "my card was charged twice".
+    and doubles until |error| ≤ max(rtol·|change|, atol) or `max_steps` is reached. `START_STEPS` is enough for
+    nearly every ticket, and far fewer steps miss much of the change (docs/performance.md, "One ticket: inspection
+    and interpretation").
     """
     check_eval(model)
     with torch.inference_mode(False), torch.enable_grad():

@@ -12,8 +12,8 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-# scipy.stats is imported where it is used: it costs half a second, and the Heads page imports this package
-# (through the interventions) without ranking anything on its first view.
+# scipy.stats is imported where it is used: its import is slow (docs/performance.md, "Cold start"), and the Heads
+# page imports this package (through the interventions) without ranking anything on its first view.
 from ticketnet.interpret import signals as sig
 from ticketnet.interpret._checks import by_score, check_pair, check_vector
 
