@@ -109,10 +109,13 @@ def _record(source: str, probs: torch.Tensor, labels: Sequence[int], n_unlabelle
 
 def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str], unlabelled: Sequence[str] = (),
                          folds: int = TEACHER_FOLDS, seed: int = 0, copies: int = 0) -> SoftLabels:
-    """The baseline's probabilities, out of fold: each training ticket scored by the baseline fitted on the other
-    folds, so its soft label is not the baseline's memory of that very ticket; an unlabelled text gets the mean of
-    the fold models' probabilities. `copies` augmented copies of each ticket (`text_copies`, joined only with
-    tickets of its own fold) are scored by its fold's model too."""
+    """The baseline's probabilities, out of fold: each training ticket scored by a logistic regression fitted on the
+    other folds, so its soft label is not the baseline's memory of that very ticket; an unlabelled text gets the
+    mean of the fold models' probabilities. `copies` augmented copies of each ticket (`text_copies`, joined only
+    with tickets of its own fold) are scored by its fold's model too.
+
+    The TF-IDF features are fitted once, on every training text: they read no label, and a word or n-gram that only
+    a fold's own tickets have gets no weight in a model that never saw them."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
@@ -130,14 +133,15 @@ def baseline_soft_labels(rows: Sequence[Mapping[str, str]], teams: Sequence[str]
     out = np.zeros((len(texts), len(teams)))
     spare = np.zeros((len(extra), len(teams)))
     rng, made, made_probs = random.Random(seed), [], []
+    features = make_features()
+    x = features.fit_transform(texts)
+    x_extra = features.transform(extra) if extra else None
     for fit_idx, score_idx in StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(texts, y):
-        features = make_features()
-        x = features.fit_transform([texts[i] for i in fit_idx])
-        model = LogisticRegression(C=TEACHER_C, max_iter=2000, random_state=seed).fit(x, y[fit_idx])
+        model = LogisticRegression(C=TEACHER_C, max_iter=2000, random_state=seed).fit(x[fit_idx], y[fit_idx])
         cols = model.classes_
-        out[np.ix_(score_idx, cols)] = model.predict_proba(features.transform([texts[i] for i in score_idx]))
+        out[np.ix_(score_idx, cols)] = model.predict_proba(x[score_idx])
         if extra:
-            spare[:, cols] += model.predict_proba(features.transform(extra)) / k
+            spare[:, cols] += model.predict_proba(x_extra) / k
         if copies:
             fold_copies = [(int(score_idx[i]), c) for i, c in text_copies([texts[i] for i in score_idx], copies, rng)]
             scored = np.zeros((len(fold_copies), len(teams)))
