@@ -38,6 +38,7 @@ from ticketnet.training import (
     TrainConfig,
     WeightAverage,
     encode_rows,
+    encode_texts,
     epoch_score,
     evaluate,
     fold_temperature,
@@ -157,7 +158,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
                             f"trained here ({team_list(teams)})")
         teacher = Teacher.of(source, vocab)
     seqs, labels = encode_rows(train_rows, vocab, model.config.max_len, teams)
-    extra_seqs = [vocab.encode(split_thread(t).new)[: model.config.max_len] or [UNK_ID] for t in extra_texts]
+    extra_seqs = encode_texts([split_thread(t).new for t in extra_texts], vocab, model.config.max_len)
     soft, added = None, ({"unlabelled": unlabelled.record} if unlabelled is not None else {})
     if word_vectors is not None:
         log(f"word vectors for {len(vocab) - 2:,} words from {word_vectors.record['name']}")
@@ -177,7 +178,7 @@ def _fit(data: Path, out: Path, cfg: TrainConfig, log: Callable[[str], None], ex
             + (f" and {len(extra_texts):,} unlabelled texts" if extra_texts else ""))
         soft_labels = distillation.soft_labels(train_rows, teams, extra_texts, cfg.teacher_copies)
         # The unlabelled texts and the teacher's augmented copies are routed by their soft labels alone.
-        copy_seqs = [vocab.encode(c)[: model.config.max_len] or [UNK_ID] for c in soft_labels.copies]
+        copy_seqs = encode_texts(soft_labels.copies, vocab, model.config.max_len)
         seqs = seqs + extra_seqs + copy_seqs
         labels = torch.cat([labels, torch.full((len(extra_seqs) + len(copy_seqs),), UNLABELLED, dtype=torch.long)])
         soft = soft_labels.probs

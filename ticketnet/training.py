@@ -137,6 +137,12 @@ def encode_rows(rows: list[dict], vocab: Vocab, max_len: int,
     return seqs, team_indices(rows, teams)
 
 
+def encode_texts(texts: Sequence[str], vocab: Vocab, max_len: int) -> list[list[int]]:
+    """Token ids of texts with no team (unrouted tickets, a teacher's copies), truncated; a text with no token is read
+    as <unk>, so no sequence is empty."""
+    return [vocab.encode(t)[:max_len] or [UNK_ID] for t in texts]
+
+
 def team_indices(rows: list[dict], teams: Sequence[str]) -> torch.Tensor:
     """Each row's team as its index in `teams`; DataError naming a team that is not one of them."""
     index = {t: i for i, t in enumerate(teams)}

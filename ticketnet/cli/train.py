@@ -38,11 +38,15 @@ TINY_ONLY = ("recipe", "init_from", "new_vocabulary", "keep", "keep_from", "seed
              "pretrain_epochs", "word_vectors")
 
 
+def _column_names(groups: list[str] | None) -> tuple[str, ...]:
+    """The names a repeatable NAME[,NAME] option gives, in order (default: text)."""
+    return tuple(c.strip() for group in (groups or ["text"]) for c in group.split(",") if c.strip())
+
+
 def _export_columns(args: argparse.Namespace):
     from ticketnet.data.export import ExportColumns
 
-    texts = tuple(c.strip() for group in (args.text_column or ["text"]) for c in group.split(",") if c.strip())
-    return ExportColumns(texts, args.team_column or "team", args.id_column or "ticket_id",
+    return ExportColumns(_column_names(args.text_column), args.team_column or "team", args.id_column or "ticket_id",
                          id_given=args.id_column is not None, text_given=bool(args.text_column))
 
 
@@ -61,8 +65,7 @@ def _unlabelled(args: argparse.Namespace):
     from ticketnet.data.export import read_texts
     from ticketnet.distill import Unlabelled
 
-    columns = tuple(c.strip() for group in (args.unlabelled_column or ["text"]) for c in group.split(",") if c.strip())
-    texts, columns = read_texts(Path(args.unlabelled), columns)
+    texts, columns = read_texts(Path(args.unlabelled), _column_names(args.unlabelled_column))
     return Unlabelled(texts, {"file": Path(args.unlabelled).name, "sha256": file_sha256(args.unlabelled),
                               "text_columns": list(columns), "texts": len(texts)})
 

@@ -76,9 +76,7 @@ def read_export(path: str | Path, columns: ExportColumns = ExportColumns()) -> E
     path = Path(path)
     df = _frame(path)
     found = [str(c) for c in df.columns]
-    if not columns.text_given and columns.text == ("text",) and "text" not in found:
-        usual = tuple(c for c in USUAL_TEXT_COLUMNS if c in found)
-        columns = replace(columns, text=usual or columns.text)
+    columns = replace(columns, text=_text_columns(found, columns.text, columns.text_given))
     wanted = [*columns.text, columns.team] + ([columns.ticket_id] if columns.id_given else [])
     missing = [c for c in wanted if c not in found]
     if missing:
@@ -97,7 +95,7 @@ def read_export(path: str | Path, columns: ExportColumns = ExportColumns()) -> E
         if tid in seen:
             raise DataError(f"{where}: duplicate ticket id {tid!r} (first on row {seen[tid]})")
         seen[tid] = i + 1
-        text = "\n".join(part for part in (_cell(record[c]) for c in columns.text) if part)
+        text = _joined(record, columns.text)
         if not text:
             raise DataError(f"{where}: empty text for ticket {tid}")
         team = _cell(record[columns.team])
@@ -114,19 +112,27 @@ def read_texts(path: str | Path, text_columns: Sequence[str] = ("text",)) -> tup
     path = Path(path)
     df = _frame(path)
     found = [str(c) for c in df.columns]
-    columns = tuple(text_columns)
-    if columns == ("text",) and "text" not in found:
-        columns = tuple(c for c in USUAL_TEXT_COLUMNS if c in found) or columns
+    columns = _text_columns(found, text_columns, given=False)
     missing = [c for c in columns if c not in found]
     if missing:
         raise DataError(f"{path}: no column {', '.join(repr(c) for c in missing)} (columns found: "
                         f"{', '.join(found) or 'none'}); name the text column(s) with --unlabelled-column")
-    texts = ["\n".join(part for part in (_cell(record[c]) for c in columns) if part)
-             for record in df[list(columns)].to_dict("records")]
-    texts = [t for t in texts if t]
+    texts = [t for t in (_joined(record, columns) for record in df[list(columns)].to_dict("records")) if t]
     if not texts:
         raise DataError(f"{path}: no text in column(s) {', '.join(columns)}")
     return texts, columns
+
+
+def _text_columns(found: Sequence[str], columns: Sequence[str], given: bool) -> tuple[str, ...]:
+    """`columns`, or, where none was named and the file has no `text` column, the usual text columns it has."""
+    if not given and tuple(columns) == ("text",) and "text" not in found:
+        return tuple(c for c in USUAL_TEXT_COLUMNS if c in found) or tuple(columns)
+    return tuple(columns)
+
+
+def _joined(record: dict, columns: Sequence[str]) -> str:
+    """A row's text: its non-empty cells of `columns`, one per line."""
+    return "\n".join(part for part in (_cell(record[c]) for c in columns) if part)
 
 
 def _cell(value) -> str:

@@ -130,7 +130,6 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     router's card records. Returns (model, vocab, info)."""
     import torch
 
-    from ticketnet.data.text import UNK_ID
     from ticketnet.distill import baseline_soft_labels
     from ticketnet.metrics import fit_temperature
     from ticketnet.train import new_model
@@ -139,6 +138,7 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
         TrainConfig,
         WeightAverage,
         encode_rows,
+        encode_texts,
         fold_temperature,
         lr_schedule,
         predict_logits,
@@ -163,7 +163,7 @@ def fit_router_fold(train_rows: list[dict], rule_sets: Mapping[str, list[dict]],
     soft = None
     if cfg.distill:                           # the baseline of this fold's tickets, as `_fit` made the router's
         made = baseline_soft_labels(train_rows, teams, seed=cfg.seed, copies=cfg.teacher_copies)
-        seqs = seqs + [vocab.encode(c)[: model.config.max_len] or [UNK_ID] for c in made.copies]
+        seqs = seqs + encode_texts(made.copies, vocab, model.config.max_len)
         labels = torch.cat([labels, torch.full((len(made.copies),), UNLABELLED, dtype=torch.long)])
         soft = made.probs
     rule = {name: encode_rows(rows, vocab, model.config.max_len, teams) for name, rows in rule_sets.items() if rows}
