@@ -23,13 +23,14 @@
 # Both `dashboard` and `ticketnet` are installed (editable) in the virtual environment by `make run`.
 #
 # Settings (offline, no telemetry, localhost only, no error details in the browser) are in
-# .streamlit/config.toml; Streamlit reads it when started from the repository root.
+# .streamlit/config.toml; Streamlit reads it when started from the repository root. Served beyond this machine, the
+# dashboard asks for sign-in (`python -m dashboard --secrets FILE`: dashboard/signed_in.py, dashboard/access.py).
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import router_choice, state, ui, view
+from dashboard import router_choice, sign_in, state, ui, view
 from dashboard.data import model
 from dashboard.server import idle, sessions
 from dashboard.text import md_escape
@@ -65,6 +66,7 @@ FORMULA_PAGES = [
     st.Page(ROOT / "pages" / "cost.py", title="Cost", icon=":material/speed:"),
 ]
 
+signed_in = sign_in.require_sign_in()        # with sign-in on, nothing below runs for anyone it does not admit
 sessions.forget_stale_widgets()              # before any widget of this run is drawn
 page = st.navigation({"Inspect the router": PAGES, "Decide": DECISION_PAGES, "How attention works": FORMULA_PAGES})
 router_choice.router_picker()                 # before anything reads the router: the page, the picked ticket
@@ -77,5 +79,6 @@ for notice in (router_choice.router_notice(), state.url_notice() if picks_ticket
 view.run_page(page)                           # a page that ends early comes back here
 if picks_ticket:
     ui.sidebar()                              # after the page, so a pick made on this run is already shown
+sign_in.signed_in_sidebar(signed_in)
 model.warm_model()                            # torch and the model code, in the background once the page is out
 idle.watch_idle()                             # per-ticket results and freed memory given back once everyone has left

@@ -155,8 +155,9 @@ DASHBOARD = ROOT / "dashboard"
 # tickets; `data/` holds cached computations on the library and never reads a session; `charts/` builds charts from
 # plain tables and reads no data; `render` draws them from cached specs;
 # `narrative`, `filters`, `state`, `router_choice`, `views` and `ui` sit above both;
-# `server/` watches sessions and the heap; the entry points (`app`, `__main__`, `team`) and the pages may use
-# everything. The library (ticketnet) may be read from every part but `view`.
+# `access` (who may enter, from the sign-in file) knows nothing of the rest; `sign_in` checks it on every page;
+# `server/` watches sessions and the heap and holds the sign-in gate; the entry points (`app`, `signed_in`,
+# `__main__`, `team`) and the pages may use everything. The library (ticketnet) may be read from every part but `view`.
 DASHBOARD_MAY_IMPORT: dict[str, set[str]] = {
     "__init__": set(),
     "text": set(),
@@ -171,11 +172,14 @@ DASHBOARD_MAY_IMPORT: dict[str, set[str]] = {
     "render": {"data", "charts", "text"},
     "ui": {"view", "views", "filters", "state", "router_choice", "narrative", "data", "charts", "text", "render"},
     "encoder_ui": {"view", "views", "narrative", "data", "charts", "text", "ui", "render"},
-    "server": {"server", "data"},
+    "access": set(),
+    "sign_in": {"access", "data", "text"},
+    "server": {"server", "data", "access"},
     "app": {"text", "view", "data", "charts", "narrative", "filters", "state", "router_choice", "views", "ui",
-            "encoder_ui", "server", "render"},
-    "__main__": {"data"},
-    "team": set(),
+            "encoder_ui", "server", "render", "sign_in"},
+    "signed_in": {"server"},
+    "__main__": {"data", "access"},
+    "team": {"access"},
 }
 STDLIB_ONLY_BUT_STREAMLIT = ("view",)
 

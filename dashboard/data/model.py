@@ -50,11 +50,21 @@ def use_server_threads() -> None:
 
 
 def routers() -> dict[str, Path]:
-    """The routers a session can open, by name (`ticketnet.catalog.list_routers`): the default one first."""
-    return list_routers()
+    """The routers a session can open, by name (`ticketnet.catalog.list_routers`): the default one first, then those
+    the session's user may open (all, without sign-in)."""
+    return {name: folder for name, folder in list_routers().items()
+            if name == DEFAULT_ROUTER or _may_open(name)}
 
 
 _session_router: Callable[[], str | None] = lambda: None
+_may_open: Callable[[str], bool] = lambda name: True
+
+
+def limit_routers_with(predicate: Callable[[str], bool]) -> None:
+    """Name the function that says whether this session's user may open a router by name (dashboard/sign_in.py
+    reads the signed-in user; this layer knows no session). A router it refuses is one the server does not have."""
+    global _may_open
+    _may_open = predicate
 
 
 def read_router_choice_with(chooser: Callable[[], str | None]) -> None:
