@@ -11,10 +11,13 @@ PORT   ?= 8501
 run: $(VENV)/.run-deps jemalloc hooks
 	$(BIN)/python -m dashboard --server.port $(PORT)
 
-# For a team: PROCESSES dashboard servers (default one per core) behind HAProxy on PORT, each analyst kept on one.
+# For a team: PROCESSES dashboard servers (default one per core) behind HAProxy on PORT, each analyst kept on one;
+# SECRETS=FILE signs them in (README, "Serving it to your team"), ADDRESS=0.0.0.0 opens it to the network.
 PROCESSES ?= $(shell nproc 2>/dev/null || echo 2)
+ADDRESS ?= 127.0.0.1
 team: $(VENV)/.run-deps haproxy jemalloc
-	$(BIN)/python -m dashboard.team --processes $(PROCESSES) --port $(PORT)
+	$(BIN)/python -m dashboard.team --processes $(PROCESSES) --port $(PORT) --address $(ADDRESS) \
+		$(if $(SECRETS),--secrets $(SECRETS))
 
 test: $(VENV)/.dev-deps chromium haproxy jemalloc hooks
 	$(BIN)/python -m pytest

@@ -1,4 +1,5 @@
-"""`python -m dashboard [streamlit options]`: the Streamlit server, with the heavy libraries importing as it starts."""
+"""`python -m dashboard [--secrets FILE | --no-login] [streamlit options]`: the Streamlit server, with the heavy
+libraries importing as it starts, and sign-in in front of it where it is served beyond this machine."""
 
 # Importing torch, pandas and altair takes most of a cold start's first script run if it waits for the browser to
 # connect. So the first page (Tickets) draws without torch when the valid split's predictions are at hand (shipped
@@ -15,6 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent / "app.py"
+# The same app behind the sign-in gate (dashboard/signed_in.py), served when a sign-in file is given.
+SIGNED_IN_APP = APP.with_name("signed_in.py")
+# Streamlit's own place for secrets, read as the sign-in file when --secrets names none and it has an [auth] section.
+DEFAULT_SECRETS = APP.parent.parent / ".streamlit" / "secrets.toml"
 # glibc gives contending threads malloc arenas of their own (up to 8 per core), each keeping its own freed memory;
 # the server's sessions run in threads that come and go. docs/performance.md ("Memory") measures it both ways.
 SERVER_ARENAS = 2
@@ -91,11 +96,88 @@ def jemalloc_restart(environ: Mapping[str, str]) -> dict[str, str] | None:
     return {**allocator.preload_environment(dict(environ), library), _RESTARTED_ENV: "1"}
 
 
+def bound_address(streamlit_args: list[str], environ: Mapping[str, str]) -> str:
+    """The address the server will listen on: --server.address, else STREAMLIT_SERVER_ADDRESS, else the project's
+    .streamlit/config.toml (localhost)."""
+    for i, arg in enumerate(streamlit_args):
+        if arg == "--server.address" and i + 1 < len(streamlit_args):
+            return streamlit_args[i + 1]
+        if arg.startswith("--server.address="):
+            return arg.split("=", 1)[1]
+    return environ.get("STREAMLIT_SERVER_ADDRESS", "localhost")
+
+
+class LaunchError(Exception):
+    """Why the server must not start, in one line."""
+
+
+def sign_in_launch(args: list[str], environ: Mapping[str, str],
+                   default_secrets: Path = DEFAULT_SECRETS) -> tuple[Path | None, list[str], str | None]:
+    """Read the launcher's own options out of `args`: (the checked sign-in file or None, the options left for
+    Streamlit, a warning to print). LaunchError where the server would serve tickets beyond this machine to anyone:
+    bound beyond localhost with neither a sign-in file nor --no-login."""
+    from dashboard import access
+
+    rest, secrets, no_login = [], None, False
+    it = iter(args)
+    for arg in it:
+        if arg == "--no-login":
+            no_login = True
+        elif arg == "--secrets" or arg.startswith("--secrets="):
+            secrets = arg.split("=", 1)[1] if "=" in arg else next(it, None)
+            if not secrets:
+                raise LaunchError("--secrets needs the sign-in file's path")
+        else:
+            rest.append(arg)
+    if secrets and no_login:
+        raise LaunchError("--secrets and --no-login contradict each other: choose one")
+    if secrets is None and not no_login and default_secrets.is_file():
+        try:
+            import tomllib
+
+            if "auth" in tomllib.loads(default_secrets.read_text(encoding="utf-8")):
+                secrets = str(default_secrets)
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise LaunchError(f"{default_secrets} cannot be read ({e})") from None
+    address = bound_address(rest, environ)
+    if secrets is None:
+        if access.is_local(address) or no_login:
+            warning = None if access.is_local(address) else (
+                f"warning: --no-login: the dashboard on {address} serves every ticket to anyone who can reach it; "
+                "keep it behind a proxy that signs people in")
+            return None, rest, warning
+        raise LaunchError(f"the dashboard would serve every ticket on {address} to anyone who can reach it: give a "
+                          "sign-in file (--secrets FILE; README, 'Serving it to your team'), or --no-login behind "
+                          "a proxy that signs people in")
+    try:
+        sign_in = access.read_sign_in(secrets)
+    except access.SignInError as e:
+        raise LaunchError(str(e)) from None
+    from ticketnet.catalog import DEFAULT_ROUTER
+
+    if DEFAULT_ROUTER in sign_in.access.routers:
+        raise LaunchError(f"{sign_in.path}: [ticketnet.routers] names the default router {DEFAULT_ROUTER!r}, which "
+                          "every allowed user opens; limit who may enter with allowed_domains and allowed_emails")
+    return sign_in.path, [*rest, "--secrets.files", str(sign_in.path)], None
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        sign_in_file, streamlit_args, warning = sign_in_launch(args, os.environ)
+    except LaunchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if argv is None and (restart := jemalloc_restart(os.environ)) is not None:
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], restart)     # the same process id
+    if warning:                                          # said once, by the process that serves
+        print(warning, file=sys.stderr)
+    if sign_in_file is not None:
+        from dashboard import access
+
+        os.environ[access.SIGN_IN_ENV] = str(sign_in_file)      # for the gate and the script, in this process
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(SERVER_BLAS_THREADS))   # read when NumPy is first imported
 
     from streamlit.web import cli
@@ -110,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get(HUGE_PAGES_ENV) != "1":
         keep_small_pages()                               # and what goes back stays back
     threading.Thread(target=_preload, args=(_first_page_routes(), False), name="ticketnet-preload", daemon=True).start()
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    script = APP if sign_in_file is None else SIGNED_IN_APP
+    sys.argv = ["streamlit", "run", str(script), *streamlit_args]
     return cli.main()
 
 

@@ -109,6 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--address", default="127.0.0.1",
                     help="where the proxy listens (default 127.0.0.1; 0.0.0.0 opens it to the network)")
     ap.add_argument("--start-timeout", type=float, default=180, help="seconds each server may take to start")
+    login = ap.add_mutually_exclusive_group()
+    login.add_argument("--secrets", metavar="FILE",
+                       help="the sign-in file ([auth] for st.login, [ticketnet] for who may enter), for every server")
+    login.add_argument("--no-login", action="store_true",
+                       help="serve beyond localhost without sign-in (behind a proxy that signs people in)")
     return ap
 
 
@@ -122,6 +127,24 @@ def main(argv: list[str] | None = None) -> int:
         print("error: haproxy is not installed (Debian: apt-get install haproxy); "
               "one server alone: python -m dashboard", file=sys.stderr)
         return 2
+    from dashboard import access
+
+    sign_in_options: list[str] = []
+    if args.secrets:
+        try:
+            sign_in = access.read_sign_in(args.secrets)
+        except access.SignInError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        sign_in_options = ["--secrets", str(sign_in.path)]
+    elif not access.is_local(args.address) and not args.no_login:
+        print(f"error: the team would serve every ticket on {args.address} to anyone who can reach it: give a "
+              "sign-in file (--secrets FILE, make team SECRETS=FILE; README, 'Serving it to your team'), or "
+              "--no-login behind a proxy that signs people in", file=sys.stderr)
+        return 2
+    elif args.no_login and not access.is_local(args.address):
+        print(f"warning: --no-login: the team on {args.address} serves every ticket to anyone who can reach it; "
+              "keep it behind a proxy that signs people in", file=sys.stderr)
     if not port_free(args.address, args.port):
         print(f"error: port {args.port} on {args.address} is in use (another dashboard?); choose one with --port",
               file=sys.stderr)
@@ -147,14 +170,15 @@ def main(argv: list[str] | None = None) -> int:
                 procs.append(subprocess.Popen(
                     [sys.executable, "-m", "dashboard", "--server.port", str(port), "--server.address", "127.0.0.1",
                      "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                     "--logger.hideWelcomeMessage", "true", *streamlit_options],
+                     "--logger.hideWelcomeMessage", "true", *sign_in_options, *streamlit_options],
                     cwd=ROOT, env={**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret}))
             for port in ports:
                 wait_healthy(port, procs, args.start_timeout)
             cfg = Path(tmp) / "haproxy.cfg"
             cfg.write_text(haproxy_config(args.port, ports, args.address))
             procs.append(subprocess.Popen([haproxy, "-db", "-f", str(cfg)]))
-            print(f"ticketnet: {args.processes} dashboard servers behind http://{args.address}:{args.port}",
+            signing = " (sign-in on)" if sign_in_options else ""
+            print(f"ticketnet: {args.processes} dashboard servers behind http://{args.address}:{args.port}{signing}",
                   flush=True)
             while all(p.poll() is None for p in procs):
                 time.sleep(0.5)
