@@ -25,7 +25,7 @@ async def analyst_loop(i: int, url: str, tally: Tally, start_at: float, deadline
     open of Tickets (a lost websocket: from a new session)."""
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     rng = random.Random(args.seed * 100_003 + i)
-    session = Session(url, timeout=args.step_timeout)
+    session = Session(url, timeout=args.step_timeout, cookie=getattr(args, "cookie", None))
     analyst = Analyst(session, args.seed * 100_003 + i, tickets, corpus)
     script = analyst.script
     entries = analyst.entry_points()

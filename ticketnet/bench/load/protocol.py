@@ -186,8 +186,9 @@ def table_frame(element):
 class Session:
     """One browser tab's session: `open` the app, then `rerun` with widget changes or `switch_page`."""
 
-    def __init__(self, url: str, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, timeout: float = 60.0, cookie: str | None = None) -> None:
         self.url = url
+        self.cookie = cookie                      # a signed-in analyst's Cookie header (sign-in on)
         self.ws_url = stream_url(url)
         self.timeout = timeout
         self.pages: dict[str, str] = {}          # page name and URL name -> script hash, from `navigation`
@@ -205,7 +206,8 @@ class Session:
         parsed = urlparse(self.ws_url)
         self._ws = await asyncio.wait_for(
             connect(self.ws_url, subprotocols=[Subprotocol(SUBPROTOCOL)], max_size=None, ping_interval=None,
-                    origin=f"http://{parsed.netloc}", open_timeout=self.timeout, compression=None),
+                    origin=f"http://{parsed.netloc}", open_timeout=self.timeout, compression=None,
+                    additional_headers={"Cookie": self.cookie} if self.cookie else None),
             self.timeout)
         if self._ws.subprotocol != SUBPROTOCOL:
             raise ProtocolError(f"the server chose subprotocol {self._ws.subprotocol!r}, not {SUBPROTOCOL!r}")

@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cost", action="store_true", help="one session alone: the server's CPU and wall time per action")
     ap.add_argument("--loops", type=int, default=5, help="--cost: loops of the script (default 5)")
     ap.add_argument("--out", type=Path, help="JSON report (default: artifacts/load/{load,capacity,cost}.json)")
+    ap.add_argument("--sign-in", type=Path, metavar="FILE",
+                    help="serve with this sign-in file; each analyst signs in with a cookie made from its secret")
     return ap
 
 
@@ -97,6 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--processes and --workers must be 0 or more, and are for a server the client starts (not --url)")
     if not Path("/proc/self/stat").is_file():
         ap.error("the load client reads the server's CPU and memory from /proc: Linux only")
+    args.cookie = None
+    if args.sign_in:
+        from ticketnet.bench.load.sign_in import analyst_cookie
+
+        try:
+            args.cookie = analyst_cookie(args.sign_in)
+        except ValueError as exc:
+            ap.error(str(exc))
     mode = "capacity" if args.capacity else "cost" if args.cost else "load"
     args.out = args.out or ARTIFACTS / f"{mode}.json"
     log = args.out.with_suffix(".server.log")

@@ -36,7 +36,8 @@ def server_for(args, log: Path):
 
     class Started:
         def __enter__(self):
-            self.cm = dashboard_server(log, env, processes=getattr(args, "processes", 0))
+            self.cm = dashboard_server(log, env, processes=getattr(args, "processes", 0),
+                                       secrets=getattr(args, "sign_in", None))
             url, proc = self.cm.__enter__()
             return url, proc.pid
 

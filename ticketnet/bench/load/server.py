@@ -22,20 +22,25 @@ def server_command(port: int) -> list[str]:
             "--server.address", "localhost", "--browser.gatherUsageStats", "false"]
 
 
-def team_command(port: int, processes: int) -> list[str]:
-    """`processes` dashboard servers behind HAProxy (`python -m dashboard.team`), the proxy on `port`."""
-    return [sys.executable, "-m", "dashboard.team", "--processes", str(processes), "--port", str(port)]
+def team_command(port: int, processes: int, secrets: Path | None = None) -> list[str]:
+    """`processes` dashboard servers behind HAProxy (`python -m dashboard.team`), the proxy on `port`; `secrets`:
+    the sign-in file for all of them."""
+    return [sys.executable, "-m", "dashboard.team", "--processes", str(processes), "--port", str(port),
+            *(["--secrets", str(secrets)] if secrets else [])]
 
 
 @contextlib.contextmanager
 def dashboard_server(log: Path, env: dict[str, str] | None = None, timeout: float = 120,
-                     processes: int = 0) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The dashboard on a free port, run from the repository root so .streamlit/config.toml applies, its output
-    appended to `log`; yields (url, process) once healthy and stops it afterwards. `processes` ≥ 1: that many
-    servers behind HAProxy (the process is their launcher, the parent of them all)."""
-    port = free_port()
+                     processes: int = 0, port: int | None = None,
+                     secrets: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The dashboard on `port` (default: a free one), run from the repository root so .streamlit/config.toml
+    applies, its output appended to `log`; yields (url, process) once healthy and stops it afterwards.
+    `processes` ≥ 1: that many servers behind HAProxy (the process is their launcher, the parent of them all).
+    `secrets`: the sign-in file (a team's, or the one server's)."""
+    port = port or free_port()
     log.parent.mkdir(parents=True, exist_ok=True)
-    command = team_command(port, processes) if processes else server_command(port)
+    command = (team_command(port, processes, secrets) if processes else
+               [*server_command(port), *(["--secrets", str(secrets)] if secrets else [])])
     with open(log, "ab") as out:
         proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
