@@ -115,6 +115,10 @@ def test_the_one_sign_in_holds_on_every_server_and_sign_out_clears_it_for_all(ch
         for server in servers:                          # whichever server HAProxy picks, the same sign-in holds
             assert "<h1>ticketnet</h1>" not in _get(server + "/heads", cookie)
             assert "<h1>ticketnet</h1>" in _get(server + "/heads")
+            # a media file or download, and an upload: Streamlit's own answer once signed in, 401 before
+            assert _status(server + "/media/0123abcd.csv", cookie) == 404
+            assert _status(server + "/media/0123abcd.csv") == 401
+            assert _status(server + "/_stcore/upload_file/s/f", method="PUT") == 401
         pg.get_by_role("button", name="Sign out").click()
         pg.get_by_role("button", name="End session").click()       # the provider's own sign-out page
         pg.wait_for_selector("text=Sign in to open the dashboard.")
@@ -170,6 +174,17 @@ def _cmdline(pid: int) -> str:
             return fh.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def _status(url: str, cookie: str | None = None, method: str = "GET") -> int:
+    import urllib.error
+
+    req = urllib.request.Request(url, method=method, headers={"Cookie": cookie} if cookie else {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
 
 
 def _get(url: str, cookie: str | None = None) -> str:

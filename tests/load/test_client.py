@@ -287,3 +287,35 @@ def test_the_cost_per_action_is_measured_for_every_action(live_server):
     # the ticket's first Interpretation (removal effects, gradients, ERASER) costs more than a filter of the table
     assert c["per_action"]["open Interpretation"]["cpu_s_median"] > c["per_action"]["filter Tickets"]["cpu_s_median"]
     assert c["idle_cpu_s_per_s"] >= 0 and len(c["load_average_before"]) == 3
+
+
+def test_fresh_tickets_never_hand_out_a_ticket_twice_and_say_when_they_run_out():
+    import random
+
+    from ticketnet.bench.load.actions import FreshTickets
+
+    fresh = FreshTickets(["T-1", "T-2", "T-3", "T-4"], seed=3)
+    first = fresh.take()
+    row = fresh.take_row(["T-1", "T-2", "T-3", "T-4"], random.Random(0))
+    assert ["T-1", "T-2", "T-3", "T-4"][row] != first
+    rest = [fresh.take(), fresh.take()]
+    assert sorted([first, ["T-1", "T-2", "T-3", "T-4"][row], *rest]) == ["T-1", "T-2", "T-3", "T-4"]
+    with pytest.raises(ActionFailed, match="tickets used up"):
+        fresh.take()
+    with pytest.raises(ActionFailed, match="tickets used up"):
+        fresh.take_row(["T-2"], random.Random(0))
+    assert FreshTickets(["T-1", "T-2", "T-3"], seed=3).take() == FreshTickets(["T-3", "T-1", "T-2"], seed=3).take()
+
+
+def test_the_load_client_s_analyst_cookie_is_one_the_dashboard_admits(tmp_path):
+    from dashboard import access
+    from tests.dashboard.signin_helpers import write_sign_in
+    from ticketnet.bench.load.sign_in import analyst_cookie
+
+    path = write_sign_in(tmp_path, 'allowed_emails = ["ana@example.com"]\nallowed_domains = ["example.com"]\n')
+    name, _, value = analyst_cookie(path).partition("=")
+    sign_in = access.read_sign_in(path)
+    user = access.signed_in_user({name: value}, sign_in)
+    assert sign_in.access.admits(access.verified_email(user)) and user["email"] == "ana@example.com"
+    with pytest.raises(ValueError, match="must name who may enter"):
+        analyst_cookie(write_sign_in(tmp_path, "", name="empty.toml"))

@@ -89,13 +89,43 @@ def _lookup(run: Run, kind: str, label: str = "", key: str = ""):
         raise ActionFailed("expected element missing", str(exc)) from None
 
 
-class Analyst:
-    """One virtual analyst on one session, following `SCRIPT` with a seeded random choice at each step."""
+class FreshTickets:
+    """The tickets no analyst of a run has opened yet, handed out in a seeded order: with it, every ticket an action
+    opens is new to the server, so no per-ticket cache helps (the cost of a ticket seen for the first time)."""
 
-    def __init__(self, session: Session, seed: int, tickets: list[str], corpus: bool = True) -> None:
+    def __init__(self, tickets: list[str], seed: int) -> None:
+        self._left = sorted(tickets)
+        random.Random(seed).shuffle(self._left)
+        self.seen: set[str] = set()
+
+    def take(self) -> str:
+        while self._left:
+            ticket = self._left.pop()
+            if ticket not in self.seen:
+                self.seen.add(ticket)
+                return ticket
+        raise ActionFailed("tickets used up", "every ticket of the split has been opened once")
+
+    def take_row(self, ids: list[str], rng: random.Random) -> int:
+        """A row of `ids` whose ticket nobody has opened (ActionFailed when none is left in the table)."""
+        rows = [i for i, t in enumerate(ids) if t not in self.seen]
+        if not rows:
+            raise ActionFailed("tickets used up", "every ticket of the table has been opened once")
+        row = rng.choice(rows)
+        self.seen.add(ids[row])
+        return row
+
+
+class Analyst:
+    """One virtual analyst on one session, following `SCRIPT` with a seeded random choice at each step; with
+    `fresh`, every ticket it opens is one no analyst of the run has opened before."""
+
+    def __init__(self, session: Session, seed: int, tickets: list[str], corpus: bool = True,
+                 fresh: FreshTickets | None = None) -> None:
         self.session = session
         self.rng = random.Random(seed)
         self.tickets = tickets
+        self.fresh = fresh
         self.corpus = corpus
         self.loop = 0
         self.seed = seed
@@ -110,15 +140,18 @@ class Analyst:
 
     async def enter(self, page: str) -> Run:
         """A new tab opened at /<page>?ticket=<one of the analyst's tickets> (a shared link, a bookmark)."""
-        ticket = self.rng.choice(self.tickets)
+        ticket = self._ticket()
         run = await self.session.open("" if page == "Tickets" else page.lower(), f"ticket={ticket}")
         _expect(run.has_text(PAGE_MARKS[page]), f"the {page} page's first section")
         _expect(query(self.session).get("ticket") == ticket, f"?ticket={ticket} kept in the URL")
         return run
 
     # -- Tickets ---------------------------------------------------------------------------------------------
+    def _ticket(self) -> str:
+        return self.fresh.take() if self.fresh else self.rng.choice(self.tickets)
+
     async def open_tickets(self) -> Run:
-        ticket = self.rng.choice(self.tickets)
+        ticket = self._ticket()
         run = await self.session.open("", f"ticket={ticket}")
         _expect(run.has_text("Confusion matrix") and run.has_text("Find a ticket"), "the Tickets page's sections")
         _expect(query(self.session).get("ticket") == ticket, f"?ticket={ticket} kept in the URL")
@@ -146,7 +179,7 @@ class Analyst:
         _expect(table is not None, "the tickets table")
         ids = table_frame(table.proto).column("ticket_id").to_pylist()
         _expect(bool(ids), "a ticket in the filtered table")
-        row = self.rng.randrange(len(ids))
+        row = self.fresh.take_row(ids, self.rng) if self.fresh else self.rng.randrange(len(ids))
         run = await self.session.rerun((table, {"selection": {"rows": [row], "columns": []}}))
         _expect(query(self.session).get("ticket") == ids[row], f"the picked row's ticket {ids[row]} in the URL")
         return run

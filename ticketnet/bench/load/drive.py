@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ticketnet.bench.load import procfs
-from ticketnet.bench.load.actions import PAGES, ActionFailed, Analyst, Outcome, Tally, split_tickets
+from ticketnet.bench.load.actions import PAGES, ActionFailed, Analyst, FreshTickets, Outcome, Tally, split_tickets
 from ticketnet.bench.load.monitor import census, census_summary, memory_log_path, memory_trends, sample
 from ticketnet.bench.load.output import print_step, write_report
 from ticketnet.bench.load.protocol import ProtocolError, Session
@@ -26,7 +26,7 @@ async def analyst_loop(i: int, url: str, tally: Tally, start_at: float, deadline
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     rng = random.Random(args.seed * 100_003 + i)
     session = Session(url, timeout=args.step_timeout, cookie=getattr(args, "cookie", None))
-    analyst = Analyst(session, args.seed * 100_003 + i, tickets, corpus)
+    analyst = Analyst(session, args.seed * 100_003 + i, tickets, corpus, getattr(args, "fresh", None))
     script = analyst.script
     entries = analyst.entry_points()
     k = entries[i % len(entries)]                        # sessions start spread over the pages, each by a new tab
@@ -72,12 +72,13 @@ async def analyst_loop(i: int, url: str, tally: Tally, start_at: float, deadline
 SPLIT_BUTTON = "Compute interpretation for this split"
 
 
-async def split_session(url: str, at: float, ticket: str, record: dict, timeout: float = 900) -> None:
+async def split_session(url: str, at: float, ticket: str, record: dict, timeout: float = 900,
+                        cookie: str | None = None) -> None:
     """One more analyst who, at `at`, opens Interpretation and interprets the whole valid split (the heaviest thing
     a session can ask for); `record` gets when that run started and ended, and its errors."""
     await asyncio.sleep(max(0.0, at - time.monotonic()))
     try:
-        async with Session(url, timeout=timeout) as s:
+        async with Session(url, timeout=timeout, cookie=cookie) as s:
             first = await s.open("interpretation", f"ticket={ticket}")
             button = first.widget("button", SPLIT_BUTTON)
             record["start"] = time.monotonic()
@@ -90,12 +91,13 @@ async def split_session(url: str, at: float, ticket: str, record: dict, timeout:
         record["errors"] = [f"{type(exc).__name__}: {exc}"]
 
 
-async def warm_up(url: str, tickets: list[str], corpus: bool, timeout: float) -> list[str]:
+async def warm_up(url: str, tickets: list[str], corpus: bool, timeout: float, cookie: str | None = None,
+                  fresh: FreshTickets | None = None) -> list[str]:
     """One untimed loop of the script (imports, the model, the split's tables): what a server that has run a while
     has done. Returns the errors it met."""
     errors = []
-    async with Session(url, timeout=timeout) as session:
-        analyst = Analyst(session, 0, tickets, corpus)
+    async with Session(url, timeout=timeout, cookie=cookie) as session:
+        analyst = Analyst(session, 0, tickets, corpus, fresh)
         for action in analyst.script:
             try:
                 run = await action.run(analyst)
@@ -131,7 +133,8 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
                                               corpus)) for i in range(sessions)]
     heavy: dict = {}
     if getattr(args, "split_run_at", None) is not None:
-        tasks.append(asyncio.create_task(split_session(url, start + args.split_run_at, sorted(tickets)[7], heavy)))
+        tasks.append(asyncio.create_task(split_session(url, start + args.split_run_at, sorted(tickets)[7], heavy,
+                                                         cookie=getattr(args, "cookie", None))))
     hard = args.seconds + ramp + 2 * args.step_timeout + 30
     done, pending = await asyncio.wait(tasks, timeout=hard)
     for t in pending:
@@ -210,9 +213,11 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
 async def one_run(args, sessions: int, log: Path) -> dict:
     with server_for(args, log) as (url, pid):
         corpus = not args.no_corpus and (args.url is not None or finished_scan(Path(args.scans)))
+        # A fresh server each run: with --fresh-tickets, the warm-up's tickets count as opened too.
+        args.fresh = FreshTickets(list(split_tickets()), args.seed) if getattr(args, "fresh_tickets", False) else None
         # One warm-up loop per server: held at the same time, HAProxy gives each to the server with fewest sessions.
         warm = [] if args.no_warm_up else [e for errs in await asyncio.gather(*(
-            warm_up(url, list(split_tickets()), corpus, args.step_timeout)
+            warm_up(url, list(split_tickets()), corpus, args.step_timeout, getattr(args, "cookie", None), args.fresh)
             for _ in range(max(1, getattr(args, "processes", 0))))) for e in errs]
         report = await drive(url, pid, sessions, args, None if args.url else log)
         report["warm_up_errors"] = warm

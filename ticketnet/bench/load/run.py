@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cost", action="store_true", help="one session alone: the server's CPU and wall time per action")
     ap.add_argument("--loops", type=int, default=5, help="--cost: loops of the script (default 5)")
     ap.add_argument("--out", type=Path, help="JSON report (default: artifacts/load/{load,capacity,cost}.json)")
+    ap.add_argument("--fresh-tickets", action="store_true",
+                    help="every ticket an action opens is one no analyst of the run has opened (no per-ticket cache)")
     ap.add_argument("--sign-in", type=Path, metavar="FILE",
                     help="serve with this sign-in file; each analyst signs in with a cookie made from its secret")
     return ap
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     if not Path("/proc/self/stat").is_file():
         ap.error("the load client reads the server's CPU and memory from /proc: Linux only")
     args.cookie = None
+    if args.sign_in and args.cost:
+        ap.error("--sign-in is for load and capacity runs (--cost measures one session on a server of its own)")
     if args.sign_in:
         from ticketnet.bench.load.sign_in import analyst_cookie
 
