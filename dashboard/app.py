@@ -69,6 +69,7 @@ FORMULA_PAGES = [
 signed_in = sign_in.require_sign_in()        # with sign-in on, nothing below runs for anyone it does not admit
 sessions.forget_stale_widgets()              # before any widget of this run is drawn
 page = st.navigation({"Inspect the router": PAGES, "Decide": DECISION_PAGES, "How attention works": FORMULA_PAGES})
+sign_in.signed_in_sidebar(signed_in)          # who is signed in, under the page list, where it is seen first
 router_choice.router_picker()                 # before anything reads the router: the page, the picked ticket
 picks_ticket = page.url_path not in OWN_TICKET_PAGES
 if picks_ticket:
@@ -79,6 +80,5 @@ for notice in (router_choice.router_notice(), state.url_notice() if picks_ticket
 view.run_page(page)                           # a page that ends early comes back here
 if picks_ticket:
     ui.sidebar()                              # after the page, so a pick made on this run is already shown
-sign_in.signed_in_sidebar(signed_in)
 model.warm_model()                            # torch and the model code, in the background once the page is out
 idle.watch_idle()                             # per-ticket results and freed memory given back once everyone has left

@@ -64,6 +64,7 @@ def signed_in_sidebar(email: str | None) -> None:
     """Who is signed in, and the sign-out button (which signs out of every server of the deployment)."""
     if email is None:
         return
-    with st.sidebar:
-        st.caption(f"Signed in as {md_escape(email)}")
-        st.button("Sign out", key="sign_out", on_click=st.logout, icon=":material/logout:")
+    row = st.sidebar.container(horizontal=True, vertical_alignment="center", gap="small")
+    # Plain text, not Markdown: an address would turn into a mailto link there.
+    row.text(f"Signed in as {email}")
+    row.button("Sign out", key="sign_out", on_click=st.logout, icon=":material/logout:", type="tertiary")

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from dashboard import team
-from tests.e2e.browser import browser_page, free_port, require_chromium, settle, shot
+from tests.e2e.browser import browser_page, free_port, require_chromium, settle, shot, shot_path
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -106,10 +106,13 @@ def test_an_allowed_user_signs_in_lands_on_the_deep_link_and_sees_tickets(chromi
 
 def test_the_one_sign_in_holds_on_every_server_and_sign_out_clears_it_for_all(chromium, deployment):
     proxy, servers, _ = deployment
-    with browser_page(chromium, viewport={"width": 1000, "height": 768}) as pg:
+    with browser_page(chromium, viewport={"width": 1000, "height": 768}, color_scheme="dark") as pg:
         pg.goto(proxy + "/")
         _sign_in(pg, ALLOWED)
         settle(pg)
+        sidebar = pg.locator("[data-testid=stSidebar]")
+        assert sidebar.get_by_text(f"Signed in as {ALLOWED}").is_visible()       # seen without scrolling
+        pg.screenshot(path=str(shot_path("sign_in_1000_dark")))
         cookie = "; ".join(f"{c['name']}={c['value']}" for c in pg.context.cookies()
                            if c["name"].startswith("_streamlit_user"))
         for server in servers:                          # whichever server HAProxy picks, the same sign-in holds
