@@ -76,20 +76,22 @@ def test_the_default_router_cannot_be_limited_to_a_few(tmp_path):
 
 
 def test_main_serves_the_gated_app_and_names_the_file_for_it(tmp_path, monkeypatch):
+    import os
+
     from streamlit.web import cli
 
     path = write_sign_in(tmp_path)
     seen = {}
     monkeypatch.setattr(cli, "main", lambda: seen.setdefault("argv", list(sys.argv)) and 0)
     monkeypatch.setattr(threading.Thread, "start", lambda self: None)
-    monkeypatch.delenv(access.SIGN_IN_ENV, raising=False)
+    monkeypatch.setattr(sys, "argv", ["python -m dashboard"])
+    # main sets the variable for the server it starts; a copy of the environment keeps it out of later tests
+    # (and of the servers they start).
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k != access.SIGN_IN_ENV})
     assert launcher.main(["--secrets", str(path), "--server.port", "8599"]) == 0
     assert seen["argv"] == ["streamlit", "run", str(launcher.SIGNED_IN_APP), "--server.port", "8599",
                             "--secrets.files", str(path.resolve())]
-    import os
-
     assert os.environ[access.SIGN_IN_ENV] == str(path.resolve())
-    monkeypatch.delenv(access.SIGN_IN_ENV)
 
 
 def test_the_gated_app_is_one_streamlit_finds():
