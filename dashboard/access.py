@@ -82,6 +82,21 @@ def verified_email(user: Mapping[str, object] | None) -> str | None:
     return email.strip().lower()
 
 
+SIGN_IN_NOTE = "Sign in to open the dashboard."
+EXPIRED_NOTE = "Your sign-in has expired; sign in again."
+
+
+def refusal(user: Mapping[str, object], email: str | None) -> tuple[str, str]:
+    """What a signed-in user the file does not admit is told, by the gate and by every page alike: (the address
+    they signed in as, why it cannot enter), both plain text for the caller to escape."""
+    claimed = user.get("email")
+    shown = claimed if isinstance(claimed, str) and claimed else "an account without an e-mail"
+    why = ("may not open this dashboard. Ask its administrator to add you, or sign in with another account."
+           if email is not None else
+           "has no e-mail address the provider has verified, so it cannot be admitted.")
+    return shown, why
+
+
 def read_sign_in(path: str | Path) -> SignIn:
     """The sign-in file at `path`, checked; SignInError, in one line, for anything that would not work."""
     path = Path(path)

@@ -34,13 +34,11 @@ def require_sign_in() -> str | None:
     st.session_state.pop(_EMAIL, None)
     st.title("ticketnet")
     if user is None:
-        st.markdown("Sign in to open the dashboard.")
+        st.markdown(access.SIGN_IN_NOTE)
         st.button("Sign in", type="primary", on_click=st.login)
     else:
-        claimed = user.get("email") if isinstance(user.get("email"), str) else "an account without an e-mail"
-        why = ("may not open this dashboard. Ask its administrator to add you, or sign in with another account."
-               if email else "has no e-mail address the provider has verified, so it cannot be admitted.")
-        st.markdown(f"You are signed in as **{md_escape(claimed)}**, which {why}")
+        shown, why = access.refusal(user, email)
+        st.markdown(f"You are signed in as **{md_escape(shown)}**, which {why}")
         st.button("Sign out", on_click=st.logout)
     st.stop()
 

@@ -90,7 +90,7 @@ class SignInGate:
             status, text = (401, "Sign in first.") if user is None else (403, "This account may not open it.")
             response = PlainTextResponse(text, status_code=status, headers=HEADERS)
         elif user is None:
-            note = "Your sign-in has expired; sign in again." if had_cookie else "Sign in to open the dashboard."
+            note = access.EXPIRED_NOTE if had_cookie else access.SIGN_IN_NOTE
             response = HTMLResponse(sign_in_page(self.base, note), headers=HEADERS)
             query = scope.get("query_string", b"").decode("latin-1")
             asked = scope.get("path", "/") + (f"?{query}" if query else "")
@@ -138,12 +138,8 @@ def sign_in_page(base: str, note: str) -> str:
 
 def refusal_page(base: str, user: dict, email: str | None) -> str:
     """A signed-in user the file does not admit: who they are signed in as, and the way out."""
-    claimed = user.get("email")
-    shown = html.escape(str(claimed)) if isinstance(claimed, str) and claimed else "an account without an e-mail"
-    why = ("may not open this dashboard. Ask its administrator to add you, or sign in with another account."
-           if email is not None else
-           "has no e-mail address the provider has verified, so it cannot be admitted.")
-    body = (f"<p>You are signed in as <strong>{shown}</strong>, which {html.escape(why)}</p>"
+    shown, why = access.refusal(user, email)
+    body = (f"<p>You are signed in as <strong>{html.escape(shown)}</strong>, which {html.escape(why)}</p>"
             f'<p><a class="button" href="{html.escape(base)}/auth/logout">Sign out</a></p>')
     return _page("Not allowed", body)
 
