@@ -213,11 +213,12 @@ async def drive(url: str, pid: int | None, sessions: int, args, log: Path | None
 async def one_run(args, sessions: int, log: Path) -> dict:
     with server_for(args, log) as (url, pid):
         corpus = not args.no_corpus and (args.url is not None or finished_scan(Path(args.scans)))
+        tickets = list(split_tickets())
         # A fresh server each run: with --fresh-tickets, the warm-up's tickets count as opened too.
-        args.fresh = FreshTickets(list(split_tickets()), args.seed) if getattr(args, "fresh_tickets", False) else None
+        args.fresh = FreshTickets(tickets, args.seed) if getattr(args, "fresh_tickets", False) else None
         # One warm-up loop per server: held at the same time, HAProxy gives each to the server with fewest sessions.
         warm = [] if args.no_warm_up else [e for errs in await asyncio.gather(*(
-            warm_up(url, list(split_tickets()), corpus, args.step_timeout, getattr(args, "cookie", None), args.fresh)
+            warm_up(url, tickets, corpus, args.step_timeout, getattr(args, "cookie", None), args.fresh)
             for _ in range(max(1, getattr(args, "processes", 0))))) for e in errs]
         report = await drive(url, pid, sessions, args, None if args.url else log)
         report["warm_up_errors"] = warm
